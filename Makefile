@@ -1,0 +1,65 @@
+# HologramAgent build. The Makefile owns the build flags: every go command below uses $(GOFLAGS_ALL);
+# never pass -tags alone (it replaces the list and drops FTS5: "no such module: fts5").
+SHELL := /bin/bash
+TAGS ?= sqlite_fts5
+TEST_TAGS ?= $(TAGS) integration
+comma := ,
+empty :=
+space := $(empty) $(empty)
+GO ?= go
+BUILDFLAGS = -trimpath -tags=$(subst $(space),$(comma),$(strip $(TAGS)))
+TESTFLAGS = -trimpath -tags=$(subst $(space),$(comma),$(strip $(TEST_TAGS)))
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0)
+LDFLAGS = -X github.com/hologramagent/hologram/kernel.Version=$(VERSION)
+# -O1 -g0 halves the cold build of the SQLite amalgamation (≈ 50 s of one core at -O2).
+export CGO_ENABLED := 1
+export CGO_CFLAGS ?= -O1 -g0
+BIN := bin
+CMDS := homed waiter
+
+.PHONY: all deps build run test test-unit bench vet fmt mutate-pairing smoke clean
+
+all: build
+
+# deps installs what the build and the tests need on a fresh Debian 12 (as root), then the Go modules.
+deps:
+	@./.ci/deps.sh
+	$(GO) mod download
+
+build: deps $(addprefix $(BIN)/,$(CMDS))
+
+$(BIN)/%: FORCE
+	@mkdir -p $(BIN)
+	$(GO) build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o $@ ./cmd/$*
+
+FORCE:
+
+# run starts homed on the default data dir and opens `waiter chat` against it; homed stops with the chat.
+run: build
+	@./.ci/run-local.sh $(BIN)
+
+# test runs every test, integration ones included, with the same flags as the binaries.
+test: deps
+	$(GO) vet $(TESTFLAGS) ./...
+	$(GO) test $(TESTFLAGS) -count=1 -timeout 20m $(TESTARGS) ./...
+
+bench: build
+	$(GO) test $(TESTFLAGS) -run '^$$' -bench . -benchmem $(BENCHARGS) ./...
+	$(BIN)/homed bench
+
+# mutate-pairing deletes each call/result pairing record line of kernel/agent in turn and shows
+# the agent's tests failing for every one of them.
+mutate-pairing:
+	@./kernel/agent/testdata/mutate-pairing.sh
+
+smoke: build
+	HOMED_BIN=$(BIN)/homed WAITER_BIN=$(BIN)/waiter ../shared/tools/smoke-cli-contract
+
+vet:
+	$(GO) vet $(TESTFLAGS) ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN)

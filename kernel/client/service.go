@@ -1,0 +1,236 @@
+// Package client is the kernel's API as a Go interface ([Service]), its wire types, and an HTTP
+// implementation that talks to a kernel over its unix socket or over TCP with a token and TLS.
+//
+// The package imports nothing from kernel/* or memory/*: the GUI, waiter and remote clients link
+// only this. The kernel itself implements Service in-process; kernel/kerneltest checks that both
+// implementations behave the same.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Service is what a user interface can ask of a kernel. Implementations are safe for concurrent use.
+type Service interface {
+	// Health reports liveness and readiness; it needs no authentication over HTTP.
+	Health(ctx context.Context) (Health, error)
+	// Status reports the kernel's version, data dir, providers, sessions and facilities.
+	Status(ctx context.Context) (Status, error)
+
+	// Chat runs one agent turn and calls emit (from one goroutine, in order) for each event of
+	// the turn: "turn" first, then deltas, tool calls and results, and "final" or "error" last.
+	// Cancelling ctx cancels the turn. The returned Result is the final event's content.
+	Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (ChatResult, error)
+	// Cancel cancels a running turn by id; ErrNotFound when no such turn runs.
+	Cancel(ctx context.Context, turnID string) error
+
+	// Sessions lists sessions, most recently updated first.
+	Sessions(ctx context.Context) ([]Session, error)
+	// CreateSession creates a session (an empty ID picks a new one).
+	CreateSession(ctx context.Context, s Session) (Session, error)
+	// SetInstructions replaces a session's system prompt and model.
+	SetInstructions(ctx context.Context, sessionID string, in Instructions) (Session, error)
+	// History returns the last limit messages of a session (limit <= 0: all).
+	History(ctx context.Context, sessionID string, limit int) ([]Message, error)
+
+	// Providers lists the configured LLM providers in fallback order (keys are never returned).
+	Providers(ctx context.Context) ([]Provider, error)
+	// AddProvider adds or replaces a provider; its key is sealed at rest.
+	AddProvider(ctx context.Context, p ProviderConfig) (Provider, error)
+	// RemoveProvider deletes a provider; ErrNotFound when unknown.
+	RemoveProvider(ctx context.Context, name string) error
+
+	// Tools lists the tools the agent can call.
+	Tools(ctx context.Context) ([]Tool, error)
+}
+
+// Errors callers test with errors.Is. Both implementations map their failures onto them.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrInvalid      = errors.New("invalid request")
+	ErrUnauthorized = errors.New("unauthorized")
+	ErrUnavailable  = errors.New("unavailable")
+)
+
+// Error is an API error with the HTTP status and the kernel's message. Unwrap gives the matching
+// sentinel (ErrNotFound for 404, ErrInvalid for 400, ErrUnauthorized for 401/403,
+// ErrUnavailable for 503).
+type Error struct {
+	Status  int    `json:"status"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status) }
+
+// Unwrap maps the status onto a sentinel.
+func (e *Error) Unwrap() error {
+	switch e.Status {
+	case 400, 409, 413, 422:
+		return ErrInvalid
+	case 401, 403:
+		return ErrUnauthorized
+	case 404:
+		return ErrNotFound
+	case 503:
+		return ErrUnavailable
+	}
+	return nil
+}
+
+// Health is the /api/v1/health answer.
+type Health struct {
+	OK      bool   `json:"ok"`
+	Version string `json:"version"`
+	// Ready is true once the kernel has marked itself complete.
+	Ready bool `json:"ready"`
+}
+
+// Status is the /api/v1/status answer.
+type Status struct {
+	Version     string    `json:"version"`
+	PID         int       `json:"pid"`
+	DataDir     string    `json:"data_dir"`
+	Socket      string    `json:"socket"`
+	Started     time.Time `json:"started"`
+	Providers   int       `json:"providers"`
+	Sessions    int       `json:"sessions"`
+	Tools       int       `json:"tools"`
+	Ready       []string  `json:"ready"`   // facilities in readiness order
+	Pending     []string  `json:"pending"` // declared, not ready yet
+	ActiveTurns int       `json:"active_turns"`
+}
+
+// ChatRequest asks for one agent turn. Session empty: the default session ("main").
+type ChatRequest struct {
+	Session string `json:"session,omitempty"`
+	Input   string `json:"input"`
+	Channel string `json:"channel,omitempty"` // e.g. "waiter", "gui"; default "api"
+}
+
+// ChatEvent types.
+const (
+	EventTurn       = "turn"        // TurnID and Session are set
+	EventDelta      = "delta"       // Text is a piece of the reply
+	EventReasoning  = "reasoning"   // Text is a piece of reasoning
+	EventToolCall   = "tool_call"   // Tool is set (status "running")
+	EventToolResult = "tool_result" // Tool is set with Result and Status
+	EventFinal      = "final"       // Text is the whole reply
+	EventError      = "error"       // Text is the error message
+)
+
+// ChatEvent is one streamed event of a turn.
+type ChatEvent struct {
+	Type    string     `json:"type"`
+	TurnID  string     `json:"turn_id,omitempty"`
+	Session string     `json:"session,omitempty"`
+	Text    string     `json:"text,omitempty"`
+	Tool    *ToolEvent `json:"tool,omitempty"`
+}
+
+// ToolEvent describes a tool call and, once done, its result.
+type ToolEvent struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Result    string `json:"result,omitempty"`
+	// Status is "running", "ok", "error", "denied", "cancelled", "timeout" or "skipped".
+	Status string `json:"status"`
+}
+
+// ChatResult is the outcome of a turn.
+type ChatResult struct {
+	TurnID  string `json:"turn_id"`
+	Session string `json:"session"`
+	Text    string `json:"text"`
+}
+
+// Session is a conversation with its instructions.
+type Session struct {
+	ID           string    `json:"id"`
+	Title        string    `json:"title"`
+	SystemPrompt string    `json:"system_prompt"`
+	Model        string    `json:"model"`
+	Created      time.Time `json:"created"`
+	Updated      time.Time `json:"updated"`
+}
+
+// Instructions are a session's own system prompt and model (empty model: the default).
+type Instructions struct {
+	SystemPrompt string `json:"system_prompt"`
+	Model        string `json:"model"`
+}
+
+// Message is one history item.
+type Message struct {
+	ID         int64      `json:"id"`
+	Time       time.Time  `json:"time"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	ToolStatus string     `json:"tool_status,omitempty"`
+	TurnID     string     `json:"turn_id,omitempty"`
+}
+
+// ToolCall is a call recorded in an assistant message.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ProviderConfig configures an OpenAI-compatible provider. APIKey is write-only.
+type ProviderConfig struct {
+	Name     string `json:"name"`
+	BaseURL  string `json:"base_url"`
+	Model    string `json:"model"`
+	APIKey   string `json:"api_key,omitempty"`
+	Proxy    string `json:"proxy,omitempty"`    // per-provider proxy URL; empty: HTTPS_PROXY from the environment
+	Priority int    `json:"priority,omitempty"` // lower first; ties by name
+}
+
+// Provider is a configured provider as listed (never with its key).
+type Provider struct {
+	Name     string `json:"name"`
+	BaseURL  string `json:"base_url"`
+	Model    string `json:"model"`
+	Proxy    string `json:"proxy,omitempty"`
+	Priority int    `json:"priority"`
+	HasKey   bool   `json:"has_key"`
+}
+
+// Tool is a tool the agent can call.
+type Tool struct {
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Parameters   any    `json:"parameters"`
+	ParallelSafe bool   `json:"parallel_safe"`
+	Source       string `json:"source"` // "builtin" or a plugin name
+}
+
+// Completer is the OpenAI-compatible surface (/v1/chat/completions, /v1/models) that the kernel
+// serves besides Service. It is not part of Service: clients use Chat.
+type Completer interface {
+	// Complete ingests the request messages the session has not seen yet (in order, before the
+	// last user message), then answers the last user message as a normal agent turn.
+	Complete(ctx context.Context, req CompletionRequest, emit func(ChatEvent)) (ChatResult, error)
+	// Models lists the model ids the configured providers serve (each provider's model).
+	Models(ctx context.Context) ([]string, error)
+}
+
+// CompletionRequest is a /v1/chat/completions request reduced to what the kernel uses.
+type CompletionRequest struct {
+	Session  string          // from the `user` field or X-Hologram-Session; empty: "openai"
+	Model    string          // requested model; empty or unknown: the session's or default provider's
+	Messages []IngestMessage // system, user and assistant messages as sent; the last one is a user message
+}
+
+// IngestMessage is one message of a CompletionRequest with its content flattened to text.
+type IngestMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
