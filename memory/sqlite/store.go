@@ -1,0 +1,391 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hologramagent/hologram/memory"
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// CreateSession implements [memory.Store].
+func (s *Store) CreateSession(ctx context.Context, sess memory.Session) (memory.Session, error) {
+	if err := memory.ValidateSession(sess); err != nil {
+		return memory.Session{}, fmt.Errorf("create session: %w", err)
+	}
+	now := s.now()
+	if sess.Created.IsZero() {
+		sess.Created = now
+	}
+	if sess.Updated.IsZero() {
+		sess.Updated = now
+	}
+	sess.Created = fromNanos(toNanos(sess.Created))
+	sess.Updated = fromNanos(toNanos(sess.Updated))
+	_, err := s.w.ExecContext(ctx,
+		`INSERT INTO sessions (id, title, system_prompt, model, created, updated) VALUES (?, ?, ?, ?, ?, ?)`,
+		sess.ID, sess.Title, sess.SystemPrompt, sess.Model, toNanos(sess.Created), toNanos(sess.Updated))
+	if err != nil {
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey {
+			return memory.Session{}, fmt.Errorf("create session %q: %w", sess.ID, memory.ErrExists)
+		}
+		return memory.Session{}, fmt.Errorf("create session %q: %w", sess.ID, err)
+	}
+	return sess, nil
+}
+
+const sessionCols = `id, title, system_prompt, model, created, updated`
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(sc scanner) (memory.Session, error) {
+	var sess memory.Session
+	var created, updated int64
+	if err := sc.Scan(&sess.ID, &sess.Title, &sess.SystemPrompt, &sess.Model, &created, &updated); err != nil {
+		return memory.Session{}, err
+	}
+	sess.Created, sess.Updated = fromNanos(created), fromNanos(updated)
+	return sess, nil
+}
+
+// GetSession implements [memory.Store].
+func (s *Store) GetSession(ctx context.Context, id string) (memory.Session, error) {
+	sess, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.Session{}, fmt.Errorf("session %q: %w", id, memory.ErrNotFound)
+	}
+	if err != nil {
+		return memory.Session{}, fmt.Errorf("get session %q: %w", id, err)
+	}
+	return sess, nil
+}
+
+// ListSessions implements [memory.Store]: most recently updated first, then by id.
+func (s *Store) ListSessions(ctx context.Context) ([]memory.Session, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateSession implements [memory.Store]. It replaces title, system prompt and model, sets
+// Updated to now and returns the stored session.
+func (s *Store) UpdateSession(ctx context.Context, sess memory.Session) (memory.Session, error) {
+	if err := memory.ValidateSession(sess); err != nil {
+		return memory.Session{}, fmt.Errorf("update session: %w", err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return memory.Session{}, fmt.Errorf("update session %q: %w", sess.ID, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ?, system_prompt = ?, model = ?, updated = ? WHERE id = ?`,
+		sess.Title, sess.SystemPrompt, sess.Model, toNanos(s.now()), sess.ID)
+	if err != nil {
+		return memory.Session{}, fmt.Errorf("update session %q: %w", sess.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return memory.Session{}, fmt.Errorf("update session %q: %w", sess.ID, err)
+	} else if n == 0 {
+		return memory.Session{}, fmt.Errorf("session %q: %w", sess.ID, memory.ErrNotFound)
+	}
+	out, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, sess.ID))
+	if err != nil {
+		return memory.Session{}, fmt.Errorf("update session %q: %w", sess.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return memory.Session{}, fmt.Errorf("update session %q: commit: %w", sess.ID, err)
+	}
+	return out, nil
+}
+
+// AppendEvents implements [memory.Store]: one write transaction for the whole batch.
+func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Event, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	for i, e := range evs {
+		if err := memory.ValidateEvent(e); err != nil {
+			return nil, fmt.Errorf("append events: event %d: %w", i, err)
+		}
+	}
+	now := s.now()
+	out := make([]memory.Event, len(evs))
+	calls := make([]sql.NullString, len(evs))
+	for i, e := range evs {
+		if e.Time.IsZero() {
+			e.Time = now
+		}
+		e.Time = fromNanos(toNanos(e.Time))
+		if len(e.ToolCalls) == 0 {
+			e.ToolCalls = nil
+		} else {
+			b, err := json.Marshal(e.ToolCalls)
+			if err != nil {
+				return nil, fmt.Errorf("append events: event %d: tool calls: %w", i, err)
+			}
+			calls[i] = sql.NullString{String: string(b), Valid: true}
+			e.ToolCalls = append([]memory.ToolCall(nil), e.ToolCalls...)
+		}
+		out[i] = e
+	}
+
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("append events: begin: %w", err)
+	}
+	defer tx.Rollback()
+
+	seen := make(map[string]bool)
+	for _, e := range out {
+		if seen[e.Session] {
+			continue
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET updated = max(updated, ?) WHERE id = ?`, toNanos(now), e.Session)
+		if err != nil {
+			return nil, fmt.Errorf("append events: session %q: %w", e.Session, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, fmt.Errorf("append events: session %q: %w", e.Session, err)
+		} else if n == 0 {
+			return nil, fmt.Errorf("append events: session %q: %w", e.Session, memory.ErrNotFound)
+		}
+		seen[e.Session] = true
+	}
+
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO events (session, turn_id, time, role, content, reasoning,
+		tool_calls, tool_call_id, tool_name, tool_status, channel, partner, scene, scope_kind, scope_group, tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("append events: %w", err)
+	}
+	defer ins.Close()
+	fts, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, content) VALUES (?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("append events: %w", err)
+	}
+	defer fts.Close()
+	for i := range out {
+		e := &out[i]
+		res, err := ins.ExecContext(ctx, e.Session, e.TurnID, toNanos(e.Time), string(e.Role), e.Content, e.Reasoning,
+			calls[i], e.ToolCallID, e.ToolName, e.ToolStatus, e.Channel, e.Partner, e.Scene,
+			int(e.Scope.Kind), e.Scope.Group, e.Tokens)
+		if err != nil {
+			return nil, fmt.Errorf("append events: event %d: %w", i, err)
+		}
+		if e.ID, err = res.LastInsertId(); err != nil {
+			return nil, fmt.Errorf("append events: event %d: %w", i, err)
+		}
+		if _, err := fts.ExecContext(ctx, e.ID, ftsText(*e)); err != nil {
+			return nil, fmt.Errorf("append events: event %d: full-text index: %w", i, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("append events: commit: %w", err)
+	}
+	return out, nil
+}
+
+// ftsText is the text indexed for an event.
+func ftsText(e memory.Event) string { return e.Content }
+
+const eventCols = `id, session, turn_id, time, role, content, reasoning, tool_calls, tool_call_id, tool_name,
+	tool_status, channel, partner, scene, scope_kind, scope_group, tokens`
+
+func scanEvent(sc scanner) (memory.Event, error) {
+	var e memory.Event
+	var t int64
+	var role string
+	var calls sql.NullString
+	var kind int
+	if err := sc.Scan(&e.ID, &e.Session, &e.TurnID, &t, &role, &e.Content, &e.Reasoning, &calls, &e.ToolCallID,
+		&e.ToolName, &e.ToolStatus, &e.Channel, &e.Partner, &e.Scene, &kind, &e.Scope.Group, &e.Tokens); err != nil {
+		return memory.Event{}, err
+	}
+	e.Time, e.Role, e.Scope.Kind = fromNanos(t), memory.Role(role), memory.ScopeKind(kind)
+	if calls.Valid && calls.String != "" {
+		if err := json.Unmarshal([]byte(calls.String), &e.ToolCalls); err != nil {
+			return memory.Event{}, fmt.Errorf("event %d: tool calls: %w", e.ID, err)
+		}
+	}
+	return e, nil
+}
+
+// queryEvents runs a query that selects eventCols.
+func (s *Store) queryEvents(ctx context.Context, query string, args ...any) ([]memory.Event, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memory.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// sessionExists reports whether a session is stored.
+func (s *Store) sessionExists(ctx context.Context, id string) error {
+	var one int
+	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("session %q: %w", id, memory.ErrNotFound)
+	}
+	return err
+}
+
+// History implements [memory.Store]. An unknown session is ErrNotFound.
+func (s *Store) History(ctx context.Context, session string, limit int) ([]memory.Event, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM
+		(SELECT * FROM events WHERE session = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, session, limit)
+	if err != nil {
+		return nil, fmt.Errorf("history of session %q: %w", session, err)
+	}
+	if len(evs) == 0 {
+		if err := s.sessionExists(ctx, session); err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+	}
+	return evs, nil
+}
+
+// CountEvents implements [memory.Store]. An unknown session is ErrNotFound.
+func (s *Store) CountEvents(ctx context.Context, session string) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE session = ?`, session).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count events of session %q: %w", session, err)
+	}
+	if n == 0 {
+		if err := s.sessionExists(ctx, session); err != nil {
+			return 0, fmt.Errorf("count events: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// SearchText returns up to limit events (limit <= 0: all) of every session whose indexed text
+// contains every word of query, best match first (FTS5 bm25), then by id. Each word is matched
+// literally: FTS5 syntax characters in query (quotes, *, :, parentheses, AND/OR/NOT) carry no
+// meaning. A query without words returns no events.
+func (s *Store) SearchText(ctx context.Context, query string, limit int) ([]memory.Event, error) {
+	match := ftsQuery(query)
+	if match == "" {
+		return nil, nil
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	evs, err := s.queryEvents(ctx, `SELECT `+prefixCols("e.")+` FROM events_fts f JOIN events e ON e.id = f.rowid
+		WHERE events_fts MATCH ? ORDER BY bm25(events_fts), e.id LIMIT ?`, match, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	return evs, nil
+}
+
+// ftsQuery turns free text into an FTS5 query: every whitespace-separated word becomes a quoted
+// string (inner quotes doubled), joined by implicit AND.
+func ftsQuery(q string) string {
+	words := strings.Fields(q)
+	for i, w := range words {
+		words[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+	}
+	return strings.Join(words, " ")
+}
+
+// prefixCols qualifies eventCols with a table alias.
+func prefixCols(p string) string {
+	cols := strings.Split(eventCols, ",")
+	for i, c := range cols {
+		cols[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// GetSetting implements [memory.Store].
+func (s *Store) GetSetting(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("setting %q: %w", key, memory.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get setting %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// SetSetting implements [memory.Store].
+func (s *Store) SetSetting(ctx context.Context, key, value string) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO settings (key, value, updated) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`,
+		key, value, toNanos(s.now()))
+	if err != nil {
+		return fmt.Errorf("set setting %q: %w", key, err)
+	}
+	return nil
+}
+
+// DeleteSetting implements [memory.Store].
+func (s *Store) DeleteSetting(ctx context.Context, key string) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key)
+	if err != nil {
+		return fmt.Errorf("delete setting %q: %w", key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("delete setting %q: %w", key, err)
+	} else if n == 0 {
+		return fmt.Errorf("setting %q: %w", key, memory.ErrNotFound)
+	}
+	return nil
+}
+
+// ListSettings implements [memory.Store].
+func (s *Store) ListSettings(ctx context.Context, prefix string) (map[string]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT key, value FROM settings WHERE substr(key, 1, length(?1)) = ?1`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list settings %q: %w", prefix, err)
+	}
+	defer rows.Close()
+	out := make(map[string]string)
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("list settings %q: %w", prefix, err)
+		}
+		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list settings %q: %w", prefix, err)
+	}
+	return out, nil
+}
+
+var _ memory.Store = (*Store)(nil)
