@@ -1,0 +1,176 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/hologramagent/hologram/kernel/llm"
+)
+
+// maxLine is the longest SSE line accepted (a whole tool-call argument can arrive in one line).
+const maxLine = 16 << 20
+
+// errEarlyEOF is returned for a stream that ends with neither [DONE] nor a finish_reason.
+var errEarlyEOF = errors.New("stream ended early")
+
+// accumulator builds a Response from chunks.
+type accumulator struct {
+	content, reasoning bytes.Buffer
+	calls              toolCalls
+	resp               llm.Response
+	finished           bool
+}
+
+func (a *accumulator) response() llm.Response {
+	r := a.resp
+	r.Message.Role = "assistant"
+	r.Message.Content = a.content.String()
+	r.Message.Reasoning = a.reasoning.String()
+	r.Message.ToolCalls = a.calls.result()
+	return r
+}
+
+// chunk applies one decoded chunk, passing text pieces to onDelta.
+func (a *accumulator) chunk(w *wireResponse, onDelta func(llm.Delta)) {
+	if w.Model != "" {
+		a.resp.Model = w.Model
+	}
+	if w.Usage != nil {
+		a.resp.Usage = *w.Usage
+	}
+	if len(w.Choices) == 0 {
+		return
+	}
+	ch := &w.Choices[0]
+	d := &ch.Delta
+	if d.Role == "" && d.Content == "" && len(d.ToolCalls) == 0 && d.ReasoningContent == "" && d.Reasoning == "" {
+		d = &ch.Message // a non-streamed body, or a server sending "message" in chunks
+	}
+	reasoning := d.ReasoningContent
+	if reasoning == "" {
+		reasoning = d.Reasoning
+	}
+	if reasoning != "" {
+		a.reasoning.WriteString(string(reasoning))
+		if onDelta != nil {
+			onDelta(llm.Delta{Reasoning: string(reasoning)})
+		}
+	}
+	if d.Content != "" {
+		a.content.WriteString(string(d.Content))
+		if onDelta != nil {
+			onDelta(llm.Delta{Content: string(d.Content)})
+		}
+	}
+	for _, tc := range d.ToolCalls {
+		a.calls.add(tc)
+	}
+	if ch.FinishReason != nil && *ch.FinishReason != "" {
+		a.resp.FinishReason = *ch.FinishReason
+		a.finished = true
+	}
+}
+
+// parseStream reads an SSE body: "data:" lines (with or without a space, several lines joined
+// until a blank line), ":" comments ignored, "[DONE]" ends the stream.
+func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Response, error) {
+	var acc accumulator
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var data []byte
+	haveData := false
+	dispatch := func() (done bool, err error) {
+		if !haveData {
+			return false, nil
+		}
+		payload := bytes.TrimSpace(data)
+		data, haveData = data[:0], false
+		if bytes.Equal(payload, []byte("[DONE]")) {
+			return true, nil
+		}
+		if len(payload) == 0 {
+			return false, nil
+		}
+		var w wireResponse
+		if err := json.Unmarshal(payload, &w); err != nil {
+			return false, c.invalidJSON(err, payload)
+		}
+		if w.Error != nil {
+			return false, &llm.APIError{Provider: c.cfg.Name, Status: http.StatusOK, Message: w.Error.Message}
+		}
+		acc.chunk(&w, onDelta)
+		return false, nil
+	}
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			done, err := dispatch()
+			if err != nil {
+				return llm.Response{}, err
+			}
+			if done {
+				return acc.response(), nil
+			}
+		case line[0] == ':': // keep-alive comment
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := line[len("data:"):]
+			if len(v) > 0 && v[0] == ' ' {
+				v = v[1:]
+			}
+			if haveData {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+			haveData = true
+		default: // event:, id:, retry: and anything else carry nothing we use
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return llm.Response{}, fmt.Errorf("provider %s: stream line longer than %d bytes", c.cfg.Name, maxLine)
+		}
+		return llm.Response{}, &retryable{fmt.Errorf("provider %s: read stream: %w", c.cfg.Name, err)}
+	}
+	done, err := dispatch()
+	if err != nil {
+		return llm.Response{}, err
+	}
+	if !done && !acc.finished {
+		return llm.Response{}, &retryable{fmt.Errorf("provider %s: %w", c.cfg.Name, errEarlyEOF)}
+	}
+	return acc.response(), nil
+}
+
+// parseJSON reads a non-streamed body. onDelta, when set, gets the whole text at once (a
+// server that ignored stream:true).
+func (c *Client) parseJSON(body io.Reader, onDelta func(llm.Delta)) (llm.Response, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return llm.Response{}, &retryable{fmt.Errorf("provider %s: read body: %w", c.cfg.Name, err)}
+	}
+	var w wireResponse
+	if err := json.Unmarshal(b, &w); err != nil {
+		return llm.Response{}, c.invalidJSON(err, b)
+	}
+	if w.Error != nil {
+		return llm.Response{}, &llm.APIError{Provider: c.cfg.Name, Status: http.StatusOK, Message: w.Error.Message}
+	}
+	if len(w.Choices) == 0 {
+		return llm.Response{}, fmt.Errorf("provider %s returned no choices (body %q)", c.cfg.Name, excerpt(b))
+	}
+	calls := w.Choices[0].Message.ToolCalls
+	for i := range calls {
+		if calls[i].Index == nil {
+			calls[i].Index = &i
+		}
+	}
+	var acc accumulator
+	acc.chunk(&w, onDelta)
+	return acc.response(), nil
+}
