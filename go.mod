@@ -2,4 +2,7 @@ module github.com/hologramagent/hologram
 
 go 1.26
 
-require github.com/mattn/go-sqlite3 v1.14.53 // indirect
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/mattn/go-sqlite3 v1.14.53 // indirect
+)

@@ -1,0 +1,396 @@
+// Package config loads the kernel's configuration from defaults, an optional
+// TOML file, HOLOGRAM_* environment variables and command-line flags, in
+// increasing order of precedence, and validates the result.
+//
+// Paths follow the XDG base directory specification (see [Default]). The
+// package imports only the standard library and github.com/BurntSushi/toml,
+// so clients such as waiter may use it without linking the kernel. The API
+// is internal to the project and may change between releases.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the kernel's configuration. Field tags give the TOML keys.
+type Config struct {
+	// DataDir holds everything the kernel stores.
+	DataDir string `toml:"data_dir"`
+	// Socket is the local API unix socket.
+	Socket string `toml:"socket"`
+	// Listen is the optional remote API address (host:port); empty disables it.
+	Listen string `toml:"listen"`
+	// TokenFile holds the bearer token for the remote API.
+	TokenFile string `toml:"token_file"`
+	// TLSCert and TLSKey are the remote API's certificate and key; when both
+	// are empty the kernel generates a self-signed pair.
+	TLSCert string `toml:"tls_cert"`
+	TLSKey  string `toml:"tls_key"`
+	// KeyFile holds the master keys that seal secrets at rest.
+	KeyFile string `toml:"key_file"`
+	// ConfigFile is the TOML file that was (or would have been) read.
+	ConfigFile string `toml:"-"`
+	// LogLevel is one of debug, info, warn, error.
+	LogLevel string `toml:"log_level"`
+	// Insecure allows plain HTTP off loopback.
+	Insecure bool `toml:"insecure"`
+	// Version records --version; the caller prints the version and exits.
+	Version bool `toml:"-"`
+
+	Agent AgentConfig `toml:"agent"`
+	API   APIConfig   `toml:"api"`
+}
+
+// AgentConfig limits the agent's turn loop.
+type AgentConfig struct {
+	// MaxRounds is the maximum number of LLM rounds per turn (default 25).
+	MaxRounds int `toml:"max_rounds"`
+	// MaxWall is the maximum wall time of a turn (default 10m).
+	MaxWall Duration `toml:"max_wall"`
+	// ToolTimeout bounds one tool call (default 60s).
+	ToolTimeout Duration `toml:"tool_timeout"`
+	// TokenBudget bounds the tokens one turn may use; 0 is unlimited.
+	TokenBudget int `toml:"token_budget"`
+	// HistoryLimit is the number of recent events kept per session (default 200).
+	HistoryLimit int `toml:"history_limit"`
+}
+
+// APIConfig configures the HTTP API.
+type APIConfig struct {
+	// MaxBodyBytes limits request bodies (default 4 MiB).
+	MaxBodyBytes int64 `toml:"max_body_bytes"`
+	// AllowedOrigins lists browser origins (scheme://host[:port]) whose
+	// requests are accepted; by default every request with an Origin is refused.
+	AllowedOrigins []string `toml:"allowed_origins"`
+}
+
+// Duration is a time.Duration written in TOML as text such as "90s" or "10m".
+type Duration struct {
+	time.Duration
+}
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(text []byte) error {
+	v, err := time.ParseDuration(string(text))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want e.g. \"90s\" or \"10m\")", text)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText formats the duration as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(d.Duration.String()), nil
+}
+
+// Defaults for the limits.
+const (
+	DefaultMaxRounds    = 25
+	DefaultMaxWall      = 10 * time.Minute
+	DefaultToolTimeout  = 60 * time.Second
+	DefaultHistoryLimit = 200
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultLogLevel     = "info"
+)
+
+// xdgDir returns $<xdgVar>/hologram when that variable is an absolute path
+// (the XDG spec says to ignore relative ones), else $HOME/<fallback>/hologram.
+func xdgDir(env func(string) string, xdgVar, fallback string) string {
+	if v := env(xdgVar); filepath.IsAbs(v) {
+		return filepath.Join(v, "hologram")
+	}
+	return filepath.Join(env("HOME"), fallback, "hologram")
+}
+
+// DefaultSocket returns the default local API socket:
+// $XDG_RUNTIME_DIR/hologram/homed.sock, or /tmp/hologram-<uid>/homed.sock
+// when XDG_RUNTIME_DIR is unset.
+func DefaultSocket(env func(string) string) string {
+	if v := env("XDG_RUNTIME_DIR"); filepath.IsAbs(v) {
+		return filepath.Join(v, "hologram", "homed.sock")
+	}
+	return filepath.Join("/tmp", "hologram-"+strconv.Itoa(os.Getuid()), "homed.sock")
+}
+
+// Default returns the default configuration for the environment env (use
+// os.Getenv in production). Data lives in $XDG_DATA_HOME/hologram (fallback
+// $HOME/.local/share/hologram); the key, token and config files live in
+// $XDG_CONFIG_HOME/hologram (fallback $HOME/.config/hologram).
+func Default(env func(string) string) Config {
+	confDir := xdgDir(env, "XDG_CONFIG_HOME", ".config")
+	return Config{
+		DataDir:    xdgDir(env, "XDG_DATA_HOME", filepath.Join(".local", "share")),
+		Socket:     DefaultSocket(env),
+		TokenFile:  filepath.Join(confDir, "token"),
+		KeyFile:    filepath.Join(confDir, "key"),
+		ConfigFile: filepath.Join(confDir, "config.toml"),
+		LogLevel:   DefaultLogLevel,
+		Agent: AgentConfig{
+			MaxRounds:    DefaultMaxRounds,
+			MaxWall:      Duration{DefaultMaxWall},
+			ToolTimeout:  Duration{DefaultToolTimeout},
+			HistoryLimit: DefaultHistoryLimit,
+		},
+		API: APIConfig{MaxBodyBytes: DefaultMaxBodyBytes},
+	}
+}
+
+// AddFlags defines the configuration flags on fs, bound to c's fields and
+// showing c's current values as defaults.
+func AddFlags(fs *flag.FlagSet, c *Config) {
+	fs.StringVar(&c.DataDir, "data", c.DataDir, "data `directory`")
+	fs.StringVar(&c.Socket, "socket", c.Socket, "local API unix socket `path`")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "serve the remote API on `host:port` (token and TLS required off loopback)")
+	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "remote API bearer token `file`")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate `file` for the remote API (with --tls-key)")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key `file` for the remote API (with --tls-cert)")
+	fs.StringVar(&c.KeyFile, "key-file", c.KeyFile, "master key `file` sealing secrets at rest")
+	fs.BoolVar(&c.Insecure, "insecure", c.Insecure, "allow plain HTTP off loopback")
+	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "TOML config `file`")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `level`: debug, info, warn or error")
+	fs.BoolVar(&c.Version, "version", c.Version, "print the version and exit")
+}
+
+// flagFields copies one flag's field from src to dst, by flag name.
+var flagFields = map[string]func(dst, src *Config){
+	"data":       func(d, s *Config) { d.DataDir = s.DataDir },
+	"socket":     func(d, s *Config) { d.Socket = s.Socket },
+	"listen":     func(d, s *Config) { d.Listen = s.Listen },
+	"token-file": func(d, s *Config) { d.TokenFile = s.TokenFile },
+	"tls-cert":   func(d, s *Config) { d.TLSCert = s.TLSCert },
+	"tls-key":    func(d, s *Config) { d.TLSKey = s.TLSKey },
+	"key-file":   func(d, s *Config) { d.KeyFile = s.KeyFile },
+	"insecure":   func(d, s *Config) { d.Insecure = s.Insecure },
+	"config":     func(d, s *Config) { d.ConfigFile = s.ConfigFile },
+	"log-level":  func(d, s *Config) { d.LogLevel = s.LogLevel },
+	"version":    func(d, s *Config) { d.Version = s.Version },
+}
+
+// envFields maps environment variables to the fields they set.
+var envFields = []struct {
+	name string
+	set  func(c *Config, v string)
+}{
+	{"HOLOGRAM_DATA", func(c *Config, v string) { c.DataDir = v }},
+	{"HOLOGRAM_SOCKET", func(c *Config, v string) { c.Socket = v }},
+	{"HOLOGRAM_LISTEN", func(c *Config, v string) { c.Listen = v }},
+	{"HOLOGRAM_CONFIG", func(c *Config, v string) { c.ConfigFile = v }},
+	{"HOLOGRAM_LOG_LEVEL", func(c *Config, v string) { c.LogLevel = v }},
+	{"HOLOGRAM_TOKEN_FILE", func(c *Config, v string) { c.TokenFile = v }},
+}
+
+// Load builds the configuration for the program name from args (without the
+// program name) and env (use os.Getenv in production). Precedence is flags,
+// then environment, then the config file, then [Default]. It returns the
+// configuration, the arguments left after the flags (e.g. a subcommand), and
+// an error.
+//
+// The config file is optional at its default path; one named by --config or
+// HOLOGRAM_CONFIG must exist. Unknown TOML keys are errors. Relative paths
+// are made absolute and ~/ is expanded with $HOME before [Config.Validate]
+// runs. -h/--help returns an error wrapping [flag.ErrHelp] with the usage
+// text; with --version the config file and validation are skipped.
+func Load(name string, args []string, env func(string) string) (Config, []string, error) {
+	def := Default(env)
+
+	// Flags are parsed first (they can name the config file) into their own
+	// copy and applied last, so only flags actually given take precedence.
+	var out bytes.Buffer
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(&out)
+	fromFlags := def
+	AddFlags(fs, &fromFlags)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s [flags] [command [args]]\n\nFlags:\n", name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, nil, fmt.Errorf("%w\n%s", flag.ErrHelp, out.String())
+		}
+		return Config{}, nil, fmt.Errorf("%s: %w\n%s", name, err, out.String())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	cfg := def
+	applyEnv := func(c *Config) {
+		for _, e := range envFields {
+			if v := env(e.name); v != "" {
+				e.set(c, v)
+			}
+		}
+	}
+	applyFlags := func(c *Config) {
+		for n := range set {
+			flagFields[n](c, &fromFlags)
+		}
+	}
+
+	if !fromFlags.Version {
+		// Find the config file: flag, then env, then the default path.
+		path, explicit := def.ConfigFile, false
+		if v := env("HOLOGRAM_CONFIG"); v != "" {
+			path, explicit = v, true
+		}
+		if set["config"] {
+			path, explicit = fromFlags.ConfigFile, true
+		}
+		path = absPath(path, env)
+		if err := decodeFile(&cfg, path, explicit); err != nil {
+			return Config{}, nil, err
+		}
+		cfg.ConfigFile = path
+	}
+	applyEnv(&cfg)
+	applyFlags(&cfg)
+	if cfg.Version {
+		return cfg, fs.Args(), nil
+	}
+
+	cfg.LogLevel = strings.ToLower(strings.TrimSpace(cfg.LogLevel))
+	for _, p := range []*string{&cfg.DataDir, &cfg.Socket, &cfg.TokenFile, &cfg.TLSCert, &cfg.TLSKey, &cfg.KeyFile, &cfg.ConfigFile} {
+		*p = absPath(*p, env)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, nil, err
+	}
+	return cfg, fs.Args(), nil
+}
+
+// decodeFile reads the TOML file at path over c. A missing file is an error
+// only when explicit.
+func decodeFile(c *Config, path string, explicit bool) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !explicit {
+			return nil
+		}
+		return fmt.Errorf("config file: %w", err)
+	}
+	md, err := toml.Decode(string(data), c)
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = strconv.Quote(k.String())
+		}
+		return fmt.Errorf("config file %s: unknown key %s", path, strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// absPath expands a leading ~/ with $HOME and makes a relative path absolute
+// against the working directory. Empty stays empty.
+func absPath(p string, env func(string) string) string {
+	if p == "" {
+		return ""
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home := env("HOME"); home != "" {
+			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// Validate reports every problem in c, joined, or nil. It expects the
+// absolute paths and lower-case log level that [Load] produces.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	for _, p := range []struct{ name, val string }{
+		{"data dir (--data)", c.DataDir}, {"socket (--socket)", c.Socket}, {"key file (--key-file)", c.KeyFile},
+	} {
+		if p.val == "" {
+			bad("%s must be set", p.name)
+		}
+	}
+	for _, p := range []struct{ name, val string }{
+		{"data dir", c.DataDir}, {"socket", c.Socket}, {"token file", c.TokenFile}, {"tls cert", c.TLSCert},
+		{"tls key", c.TLSKey}, {"key file", c.KeyFile}, {"config file", c.ConfigFile},
+	} {
+		if p.val != "" && !filepath.IsAbs(p.val) {
+			bad("%s %q must be an absolute path", p.name, p.val)
+		}
+	}
+	switch {
+	case c.TLSCert != "" && c.TLSKey == "":
+		bad("--tls-cert is set but --tls-key is not: give both or neither")
+	case c.TLSKey != "" && c.TLSCert == "":
+		bad("--tls-key is set but --tls-cert is not: give both or neither")
+	}
+	if c.Listen != "" {
+		if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+			bad("listen address %q: want host:port (e.g. 127.0.0.1:8765 or [::1]:8765): %w", c.Listen, err)
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			bad("listen address %q: port %q is not a number from 0 to 65535", c.Listen, port)
+		}
+	}
+	if _, ok := logLevels[c.LogLevel]; !ok {
+		bad("log level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.Agent.MaxRounds <= 0 {
+		bad("agent.max_rounds must be positive, got %d", c.Agent.MaxRounds)
+	}
+	if c.Agent.MaxWall.Duration <= 0 {
+		bad("agent.max_wall must be positive, got %s", c.Agent.MaxWall.Duration)
+	}
+	if c.Agent.ToolTimeout.Duration <= 0 {
+		bad("agent.tool_timeout must be positive, got %s", c.Agent.ToolTimeout.Duration)
+	}
+	if c.Agent.TokenBudget < 0 {
+		bad("agent.token_budget must be 0 (unlimited) or positive, got %d", c.Agent.TokenBudget)
+	}
+	if c.Agent.HistoryLimit <= 0 {
+		bad("agent.history_limit must be positive, got %d", c.Agent.HistoryLimit)
+	}
+	if c.API.MaxBodyBytes <= 0 {
+		bad("api.max_body_bytes must be positive, got %d", c.API.MaxBodyBytes)
+	}
+	for _, o := range c.API.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			bad("api.allowed_origins: %q is not an origin like https://example.com", o)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
+}
+
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+// SlogLevel returns the slog level for c.LogLevel (info when unknown).
+func (c *Config) SlogLevel() slog.Level {
+	if l, ok := logLevels[strings.ToLower(c.LogLevel)]; ok {
+		return l
+	}
+	return slog.LevelInfo
+}
