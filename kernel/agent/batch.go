@@ -1,0 +1,253 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hologramagent/hologram/kernel/llm"
+)
+
+// Tool result statuses (memory.Event.ToolStatus and ToolEvent.Status).
+const (
+	StatusRunning   = "running"
+	StatusOK        = "ok"
+	StatusError     = "error"
+	StatusDenied    = "denied"
+	StatusCancelled = "cancelled"
+	StatusTimeout   = "timeout"
+	StatusSkipped   = "skipped"
+)
+
+// outcome is the recorded result of one call.
+type outcome struct {
+	result string
+	status string
+	done   bool
+}
+
+// recorder holds the results of one batch, indexed like the model's calls, so they are always
+// recorded in the model's order whatever order the calls finish in. It is safe for concurrent use.
+type recorder struct {
+	mu      sync.Mutex
+	calls   []llm.ToolCall // the batch; Arguments are rewritten by before_toolcall
+	outs    []outcome
+	started []bool
+	emit    func(Event)
+}
+
+func newRecorder(calls []llm.ToolCall, emit func(Event)) *recorder {
+	return &recorder{calls: calls, outs: make([]outcome, len(calls)), started: make([]bool, len(calls)), emit: emit}
+}
+
+// start announces call i (with its final arguments) as running.
+func (r *recorder) start(i int, args string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls[i].Arguments = args
+	r.startLocked(i)
+}
+
+func (r *recorder) startLocked(i int) {
+	if r.started[i] {
+		return
+	}
+	r.started[i] = true
+	c := r.calls[i]
+	r.emit(Event{Type: "tool_call", Tool: &ToolEvent{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Status: StatusRunning}})
+}
+
+// add records the result of call i. The first result wins; later ones are ignored.
+func (r *recorder) add(i int, result, status string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.outs[i].done {
+		return
+	}
+	r.startLocked(i)
+	r.outs[i] = outcome{result: result, status: status, done: true}
+	c := r.calls[i]
+	r.emit(Event{Type: "tool_result", Tool: &ToolEvent{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Result: result, Status: status}})
+}
+
+// recorded reports whether call i has a result.
+func (r *recorder) recorded(i int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.outs[i].done
+}
+
+// prepared is a call that passed before_toolcall and validation and is ready to run.
+type prepared struct {
+	entry toolEntry
+	call  llm.ToolCall
+	args  json.RawMessage
+}
+
+// runBatch runs the calls of one assistant message and returns their recorded results. Every
+// call gets exactly one result. The batch runs in parallel only when it has more than one call
+// and every call names a known parallel-safe tool; otherwise serially.
+func (t *turn) runBatch(ctx context.Context, calls []llm.ToolCall, tools map[string]toolEntry) *recorder {
+	rec := newRecorder(calls, t.emit)
+	if parallelBatch(calls, tools) {
+		preps := make([]*prepared, len(calls))
+		for i := range calls {
+			preps[i] = t.prepareCall(ctx, rec, i, tools)
+		}
+		var wg sync.WaitGroup
+		outs := make([]outcome, len(calls))
+		for i, p := range preps {
+			if p == nil {
+				continue
+			}
+			wg.Go(func() { outs[i] = t.a.runTool(ctx, p) })
+		}
+		wg.Wait()
+		for i, p := range preps {
+			if p != nil {
+				t.finishCall(ctx, rec, i, p, outs[i])
+			}
+		}
+		return rec
+	}
+	for i := range calls {
+		if ctx.Err() != nil {
+			rec.add(i, "cancelled: the turn was stopped before this call ran", StatusCancelled) // pairing:record
+			continue
+		}
+		p := t.prepareCall(ctx, rec, i, tools)
+		if p == nil {
+			continue
+		}
+		out := t.a.runTool(ctx, p)
+		t.finishCall(ctx, rec, i, p, out)
+	}
+	return rec
+}
+
+func parallelBatch(calls []llm.ToolCall, tools map[string]toolEntry) bool {
+	if len(calls) < 2 {
+		return false
+	}
+	for _, c := range calls {
+		e, ok := tools[c.Name]
+		if !ok || !e.tool.ParallelSafe() {
+			return false
+		}
+	}
+	return true
+}
+
+// prepareCall resolves call i, runs before_toolcall and validates the arguments. It returns nil
+// when the call must not run; a result has then been recorded.
+func (t *turn) prepareCall(ctx context.Context, rec *recorder, i int, tools map[string]toolEntry) *prepared {
+	call := rec.calls[i]
+	entry, ok := tools[call.Name]
+	if !ok {
+		rec.add(i, unknownTool(call.Name, tools), StatusError) // pairing:record
+		return nil
+	}
+	d := t.data()
+	d.Call = &call
+	st := t.a.runStage(ctx, StageBeforeToolCall, d)
+	if st.Call != nil {
+		call = *st.Call
+	}
+	rec.start(i, call.Arguments)
+	if st.deny != nil {
+		rec.add(i, denial(call.Name, *st.deny), StatusDenied) // pairing:record
+		return nil
+	}
+	args, err := validateArgs(entry.spec.Parameters, call.Arguments)
+	if err != nil {
+		rec.add(i, fmt.Sprintf("invalid arguments for tool %s: %v; parameters schema: %s", call.Name, err, entry.spec.Parameters), StatusError) // pairing:record
+		return nil
+	}
+	return &prepared{entry: entry, call: call, args: args}
+}
+
+// finishCall runs after_toolcall over an executed call and records its result.
+func (t *turn) finishCall(ctx context.Context, rec *recorder, i int, p *prepared, out outcome) {
+	d := t.data()
+	d.Call = &p.call
+	d.Result, d.ResultStatus = out.result, out.status
+	out.result = t.a.runStage(ctx, StageAfterToolCall, d).Result
+	rec.add(i, out.result, out.status) // pairing:record
+}
+
+func unknownTool(name string, tools map[string]toolEntry) string {
+	names := make([]string, 0, len(tools))
+	for _, e := range tools {
+		names = append(names, e.spec.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("unknown tool %s; no tools are available", name)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("unknown tool %s; available tools: %s", name, strings.Join(names, ", "))
+}
+
+func denial(name, reason string) string {
+	if strings.TrimSpace(reason) == "" {
+		return fmt.Sprintf("tool %s was denied", name)
+	}
+	return fmt.Sprintf("tool %s was denied: %s", name, reason)
+}
+
+// errToolPanic marks a recovered panic.
+var errToolPanic = errors.New("tool panicked")
+
+// runTool executes one prepared call with the tool timeout, recovering panics. It returns when the
+// tool returns or its context is done; a tool that ignores its context is left behind (logged).
+func (a *Agent) runTool(ctx context.Context, p *prepared) outcome {
+	if ctx.Err() != nil {
+		return outcome{result: fmt.Sprintf("cancelled: the turn was stopped before tool %s ran", p.call.Name), status: StatusCancelled}
+	}
+	tctx, cancel := context.WithTimeout(ctx, a.opts.ToolTimeout)
+	defer cancel()
+	type ret struct {
+		s   string
+		err error
+	}
+	ch := make(chan ret, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- ret{err: fmt.Errorf("%w: %v", errToolPanic, r)}
+			}
+		}()
+		s, err := p.entry.tool.Run(tctx, p.args)
+		ch <- ret{s: s, err: err}
+	}()
+	var r ret
+	select {
+	case r = <-ch:
+	case <-tctx.Done():
+		select {
+		case r = <-ch:
+		default:
+			a.log.Warn("tool did not return after its context ended", slog.String("tool", p.call.Name), slog.String("call", p.call.ID))
+			r = ret{err: tctx.Err()}
+		}
+	}
+	name := p.call.Name
+	switch {
+	case errors.Is(r.err, errToolPanic):
+		a.log.Error("tool panicked", slog.String("tool", name), slog.Any("err", r.err))
+		return outcome{result: fmt.Sprintf("error: tool %s failed: %v", name, r.err), status: StatusError}
+	case r.err != nil && ctx.Err() != nil:
+		return outcome{result: fmt.Sprintf("cancelled: the turn was stopped while tool %s was running", name), status: StatusCancelled}
+	case r.err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded):
+		return outcome{result: fmt.Sprintf("timeout: tool %s did not finish within %s", name, a.opts.ToolTimeout), status: StatusTimeout}
+	case errors.Is(r.err, ErrToolUnavailable):
+		return outcome{result: fmt.Sprintf("error: tool %s is unavailable (its plugin is not running): %v", name, r.err), status: StatusError}
+	case r.err != nil:
+		return outcome{result: fmt.Sprintf("error: %v", r.err), status: StatusError}
+	}
+	return outcome{result: r.s, status: StatusOK}
+}

@@ -1,0 +1,335 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// TurnRequest is one user input to answer.
+type TurnRequest struct {
+	Session string // required; must exist in the store
+	TurnID  string
+	Input   string
+	Channel string // e.g. "api", "waiter", "qq"
+	Partner string
+	Scope   memory.Scope
+}
+
+// Event is a progress report of a running turn. Type is "delta" (assistant text piece),
+// "reasoning" (reasoning piece), "tool_call" (a call starts; Tool.Status "running") or
+// "tool_result" (a call's result). The final text and errors are Run's return values.
+type Event struct {
+	Type string
+	Text string
+	Tool *ToolEvent
+}
+
+// ToolEvent describes one tool call in an [Event]. Status is running, ok, error, denied,
+// cancelled, timeout or skipped.
+type ToolEvent struct {
+	ID, Name, Arguments, Result, Status string
+}
+
+// Result is the outcome of a turn. Stop is "done", "short_circuit", "all_denied", "cancelled",
+// "max_rounds", "max_wall" or "token_budget"; for the limits Text is a message telling the user
+// what happened.
+type Result struct {
+	Text   string
+	Rounds int // LLM calls made
+	Usage  llm.Usage
+	Stop   string
+}
+
+// Stop reasons of [Result].
+const (
+	StopDone         = "done"
+	StopShortCircuit = "short_circuit"
+	StopAllDenied    = "all_denied"
+	StopCancelled    = "cancelled"
+	StopMaxRounds    = "max_rounds"
+	StopMaxWall      = "max_wall"
+	StopTokenBudget  = "token_budget"
+)
+
+// cancelledText is the final text of a cancelled turn.
+const cancelledText = "cancelled: the turn was stopped before it finished"
+
+// turn is the state of one Run.
+type turn struct {
+	a     *Agent
+	req   TurnRequest
+	emit  func(Event)
+	start time.Time
+	input string
+	res   Result
+}
+
+func (t *turn) data() StageData {
+	return StageData{
+		Session: t.req.Session, TurnID: t.req.TurnID, Channel: t.req.Channel, Partner: t.req.Partner,
+		Scope: t.req.Scope, Round: t.res.Rounds, Input: t.input, Usage: t.res.Usage,
+	}
+}
+
+// Run answers one input: it runs the stages and the tool loop and persists the turn (the user
+// event first, then each tool round atomically, then the final answer). emit receives progress
+// events from one goroutine at a time (it may be nil). A call's "tool_call" event comes before
+// it runs and its "tool_result" event after it ran; in a parallel batch the results are reported
+// after the whole batch finished, in the model's order.
+//
+// A cancelled ctx stops the turn: the results recorded so far and "cancelled" results for the
+// calls not run are committed, and Run returns the Result (Stop "cancelled") with an error
+// wrapping ctx's error. When the LLM fails, Run returns an error wrapping the provider's error
+// (e.g. *llm.APIError); the user event stays committed.
+func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Result, error) {
+	t := &turn{a: a, req: req, emit: serialize(emit), start: a.opts.Clock(), input: req.Input}
+	sess, err := a.opts.Store.GetSession(ctx, req.Session)
+	if errors.Is(err, memory.ErrNotFound) {
+		return Result{}, fmt.Errorf("unknown session %q: %w", req.Session, err)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("get session %q: %w", req.Session, err)
+	}
+	provider, err := a.opts.Provider(sess.Model)
+	if err != nil {
+		return Result{}, fmt.Errorf("resolve provider for model %q: %w", sess.Model, err)
+	}
+
+	st := a.runStage(ctx, StageOnInput, t.data())
+	t.input = st.Input
+	hist, err := a.opts.Store.History(ctx, req.Session, a.opts.HistoryLimit)
+	if err != nil {
+		return Result{}, fmt.Errorf("load history: %w", err)
+	}
+	if err := t.commit(ctx, t.event(memory.RoleUser, t.input)); err != nil {
+		return Result{}, err
+	}
+	if st.reply != nil {
+		return t.finish(ctx, *st.reply, "", StopShortCircuit)
+	}
+
+	var msgs []llm.Message
+	if sess.SystemPrompt != "" {
+		msgs = append(msgs, llm.Message{Role: "system", Content: sess.SystemPrompt})
+	}
+	msgs = append(msgs, historyMessages(hist)...)
+	msgs = append(msgs, llm.Message{Role: "user", Content: t.input})
+	d := t.data()
+	d.Messages = msgs
+	msgs = a.runStage(ctx, StageContext, d).Messages
+	d.Messages = msgs
+	st = a.runStage(ctx, StagePreAction, d)
+	if st.reply != nil {
+		return t.finish(ctx, *st.reply, "", StopShortCircuit)
+	}
+	msgs = st.Messages
+
+	for {
+		if ctx.Err() != nil {
+			return t.cancelled(ctx, "")
+		}
+		if stop, text := t.limit(); stop != "" {
+			return t.finish(ctx, text, "", stop)
+		}
+		msgs = a.selfCheck(msgs)
+		tools, specs := a.toolSnapshot()
+		var partial strings.Builder
+		onDelta := func(d llm.Delta) {
+			if d.Content != "" {
+				partial.WriteString(d.Content)
+				t.emit(Event{Type: "delta", Text: d.Content})
+			}
+			if d.Reasoning != "" {
+				t.emit(Event{Type: "reasoning", Text: d.Reasoning})
+			}
+		}
+		resp, err := provider.Chat(ctx, llm.Request{Model: sess.Model, Messages: msgs, Tools: specs, MaxTokens: a.opts.MaxTokens}, onDelta)
+		t.res.Rounds++
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.cancelled(ctx, partial.String())
+			}
+			return t.res, fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)
+		}
+		t.res.Usage = addUsage(t.res.Usage, resp.Usage)
+
+		d := t.data()
+		d.Messages = msgs
+		d.Text, d.Reasoning, d.ToolCalls, d.Usage = resp.Message.Content, resp.Message.Reasoning, resp.Message.ToolCalls, resp.Usage
+		post := a.runStage(ctx, StagePostAction, d)
+		if post.reply != nil {
+			return t.finish(ctx, *post.reply, post.Reasoning, StopShortCircuit)
+		}
+		calls := a.normalizeCalls(post.ToolCalls, t.res.Rounds)
+		if len(calls) == 0 {
+			return t.finish(ctx, post.Text, post.Reasoning, StopDone)
+		}
+
+		rec := t.runBatch(ctx, calls, tools)
+		evs, batchMsgs := t.batchRecords(post.Text, post.Reasoning, rec)
+		msgs = append(msgs, batchMsgs...)
+		if err := t.commit(ctx, evs...); err != nil {
+			return t.res, err
+		}
+		if ctx.Err() != nil {
+			return t.cancelled(ctx, "")
+		}
+		if reasons := deniedReasons(rec); len(reasons) == len(rec.calls) {
+			text := "I stopped: every tool call was denied (" + strings.Join(reasons, "; ") + ")."
+			if strings.TrimSpace(post.Text) != "" {
+				text = post.Text + "\n\n" + text
+			}
+			return t.finish(ctx, text, "", StopAllDenied)
+		}
+	}
+}
+
+// batchRecords turns a finished batch into the events to commit (the assistant event with all
+// its calls, then one tool event per call in the model's order) and the matching messages. A call
+// without a recorded result is an agent bug: it is logged, counted as a repair and recorded as
+// skipped so neither the store nor the model ever sees an unpaired call.
+func (t *turn) batchRecords(text, reasoning string, rec *recorder) ([]memory.Event, []llm.Message) {
+	asst := t.event(memory.RoleAssistant, text)
+	asst.Reasoning = reasoning
+	for _, c := range rec.calls {
+		asst.ToolCalls = append(asst.ToolCalls, memory.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		asst.Tokens += estimateTokens(c.Name, c.Arguments)
+	}
+	evs := []memory.Event{asst}
+	msgs := []llm.Message{{Role: "assistant", Content: text, ToolCalls: rec.calls}}
+	for i := 0; i < len(rec.calls); i++ {
+		if !rec.recorded(i) {
+			t.a.repairs.Add(1)
+			t.a.log.Error("tool call finished without a result; recorded as skipped", slog.String("call", rec.calls[i].ID), slog.String("tool", rec.calls[i].Name))
+			rec.add(i, "skipped: no result was recorded for this call", StatusSkipped) // pairing:record
+		}
+		c, o := rec.calls[i], rec.outs[i]
+		evs = append(evs, t.toolEvent(c, o))                                                // pairing:record
+		msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.ID, Content: o.result}) // pairing:record
+	}
+	return evs, msgs
+}
+
+// deniedReasons returns the results of the denied calls of a batch.
+func deniedReasons(rec *recorder) []string {
+	var out []string
+	for _, o := range rec.outs {
+		if o.status == StatusDenied {
+			out = append(out, o.result)
+		}
+	}
+	return out
+}
+
+// limit reports whether a turn limit is reached before the next LLM call.
+func (t *turn) limit() (stop, text string) {
+	o := t.a.opts
+	switch {
+	case t.res.Rounds >= o.MaxRounds:
+		return StopMaxRounds, fmt.Sprintf("stopped after %d tool rounds (limit %d); ask me to continue", t.res.Rounds, o.MaxRounds)
+	case o.Clock().Sub(t.start) >= o.MaxWall:
+		return StopMaxWall, fmt.Sprintf("stopped after %s of work (time limit %s per turn); ask me to continue", o.Clock().Sub(t.start).Round(time.Second), o.MaxWall)
+	case o.TokenBudget > 0 && t.res.Usage.TotalTokens >= o.TokenBudget:
+		return StopTokenBudget, fmt.Sprintf("stopped after using %d tokens (budget %d per turn); ask me to continue", t.res.Usage.TotalTokens, o.TokenBudget)
+	}
+	return "", ""
+}
+
+// normalizeCalls gives every call a unique, non-empty id so each can be paired with its result.
+func (a *Agent) normalizeCalls(calls []llm.ToolCall, round int) []llm.ToolCall {
+	out := make([]llm.ToolCall, 0, len(calls))
+	seen := map[string]bool{}
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			old := c.ID
+			c.ID = fmt.Sprintf("call_r%d_%d", round, i)
+			for n := 2; seen[c.ID]; n++ {
+				c.ID = fmt.Sprintf("call_r%d_%d_%d", round, i, n)
+			}
+			a.log.Warn("tool call without a unique id; renamed", slog.String("old", old), slog.String("new", c.ID))
+		}
+		seen[c.ID] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// finish runs before_output over the final text, commits it, runs after_output and returns.
+func (t *turn) finish(ctx context.Context, text, reasoning, stop string) (Result, error) {
+	d := t.data()
+	d.Text = text
+	text = t.a.runStage(ctx, StageBeforeOutput, d).Text
+	ev := t.event(memory.RoleAssistant, text)
+	ev.Reasoning = reasoning
+	if err := t.commit(ctx, ev); err != nil {
+		return t.res, err
+	}
+	t.res.Text, t.res.Stop = text, stop
+	d = t.data()
+	d.Text, d.ResultStatus = text, stop
+	t.a.runStage(ctx, StageAfterOutput, d)
+	return t.res, nil
+}
+
+// cancelled ends a cancelled turn, committing the partial assistant text (if any) with a
+// "[cancelled]" marker.
+func (t *turn) cancelled(ctx context.Context, partial string) (Result, error) {
+	t.res.Text, t.res.Stop = cancelledText, StopCancelled
+	if strings.TrimSpace(partial) != "" {
+		if err := t.commit(ctx, t.event(memory.RoleAssistant, partial+" [cancelled]")); err != nil {
+			return t.res, errors.Join(fmt.Errorf("turn cancelled: %w", ctx.Err()), err)
+		}
+	}
+	return t.res, fmt.Errorf("turn cancelled: %w", ctx.Err())
+}
+
+// commit appends evs atomically. It ignores ctx's cancellation so a cancelled turn still records
+// what happened.
+func (t *turn) commit(ctx context.Context, evs ...memory.Event) error {
+	if _, err := t.a.opts.Store.AppendEvents(context.WithoutCancel(ctx), evs); err != nil {
+		return fmt.Errorf("commit turn events: %w", err)
+	}
+	return nil
+}
+
+func (t *turn) event(role memory.Role, content string) memory.Event {
+	return memory.Event{
+		Session: t.req.Session, TurnID: t.req.TurnID, Time: t.a.opts.Clock(), Role: role, Content: content,
+		Channel: t.req.Channel, Partner: t.req.Partner, Scope: t.req.Scope, Tokens: estimateTokens(content),
+	}
+}
+
+func (t *turn) toolEvent(c llm.ToolCall, o outcome) memory.Event {
+	ev := t.event(memory.RoleTool, o.result)
+	ev.ToolCallID, ev.ToolName, ev.ToolStatus = c.ID, c.Name, o.status
+	return ev
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	return llm.Usage{
+		PromptTokens:     a.PromptTokens + b.PromptTokens,
+		CompletionTokens: a.CompletionTokens + b.CompletionTokens,
+		TotalTokens:      a.TotalTokens + b.TotalTokens,
+	}
+}
+
+// serialize makes emit safe to call from several goroutines, one call at a time.
+func serialize(emit func(Event)) func(Event) {
+	if emit == nil {
+		return func(Event) {}
+	}
+	var mu sync.Mutex
+	return func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		emit(e)
+	}
+}
