@@ -2,8 +2,11 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -142,5 +145,26 @@ func BenchmarkStreamParse(b *testing.B) {
 		if err != nil || len(resp.Message.ToolCalls) != 1 {
 			b.Fatalf("parse: %v %+v", err, resp.Message.ToolCalls)
 		}
+	}
+}
+
+func TestGarbageStreamIsNotRetried(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>502 Bad Gateway</body></html>\n")
+	}))
+	defer srv.Close()
+	c, err := New(Config{Name: "p", BaseURL: srv.URL, Model: "m", Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "x"}}}, func(llm.Delta) {})
+	if err == nil || !strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "502 Bad Gateway") {
+		t.Fatalf("err = %v", err)
+	}
+	if calls != 1 {
+		t.Fatalf("garbage retried: %d calls", calls)
 	}
 }

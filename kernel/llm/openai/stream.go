@@ -84,6 +84,8 @@ func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Respo
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var data []byte
 	haveData := false
+	chunks := 0     // JSON chunks dispatched
+	var junk []byte // the start of lines that are not SSE at all
 	dispatch := func() (done bool, err error) {
 		if !haveData {
 			return false, nil
@@ -104,6 +106,7 @@ func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Respo
 			return false, &llm.APIError{Provider: c.cfg.Name, Status: http.StatusOK, Message: w.Error.Message}
 		}
 		acc.chunk(&w, onDelta)
+		chunks++
 		return false, nil
 	}
 	for sc.Scan() {
@@ -129,6 +132,10 @@ func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Respo
 			data = append(data, v...)
 			haveData = true
 		default: // event:, id:, retry: and anything else carry nothing we use
+			if chunks == 0 && len(junk) < 300 && !isSSEField(line) {
+				junk = append(junk, line...)
+				junk = append(junk, '\n')
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -142,9 +149,24 @@ func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Respo
 		return llm.Response{}, err
 	}
 	if !done && !acc.finished {
+		if chunks == 0 && len(junk) > 0 {
+			// Not an event stream at all (an HTML error page, a proxy's banner): garbage, not a
+			// cut connection, so it is not retried.
+			return llm.Response{}, c.invalidJSON(errors.New("not an event stream"), junk)
+		}
 		return llm.Response{}, &retryable{fmt.Errorf("provider %s: %w", c.cfg.Name, errEarlyEOF)}
 	}
 	return acc.response(), nil
+}
+
+// isSSEField reports whether line is one of the SSE fields we ignore (event, id, retry).
+func isSSEField(line []byte) bool {
+	for _, f := range []string{"event:", "id:", "retry:", "event", "id", "retry"} {
+		if bytes.HasPrefix(line, []byte(f)) && (len(line) == len(f) || f[len(f)-1] == ':') {
+			return true
+		}
+	}
+	return false
 }
 
 // parseJSON reads a non-streamed body. onDelta, when set, gets the whole text at once (a

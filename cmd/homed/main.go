@@ -1,0 +1,62 @@
+// Command homed runs the HologramAgent kernel headless: the agent loop, memory and providers,
+// served over the HTTP API on a unix socket and optionally on TCP (token + TLS).
+//
+//	homed [--data DIR] [--socket PATH] [--listen HOST:PORT] [--token-file F]
+//	      [--tls-cert F --tls-key F] [--key-file F] [--insecure] [--version]
+//	homed bench [--turns N]
+//
+// SIGTERM or SIGINT lets in-flight turns finish (up to 10 s, then cancels them), closes the store
+// and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hologramagent/hologram/kernel/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is homed's whole life; it returns the exit code.
+func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	cfg, rest, err := config.Load("homed", args, env)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, err)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "homed: %v\n", err)
+		return 2
+	}
+	if cfg.Version {
+		fmt.Fprintf(stdout, "homed %s\n", version())
+		return 0
+	}
+	if len(rest) > 0 {
+		switch rest[0] {
+		case "bench":
+			return runBench(ctx, rest[1:], stdout, stderr)
+		case "version":
+			fmt.Fprintf(stdout, "homed %s\n", version())
+			return 0
+		}
+		fmt.Fprintf(stderr, "homed: unknown command %q (commands: bench, version)\n", rest[0])
+		return 2
+	}
+	if err := serve(ctx, cfg, env, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "homed: %v\n", err)
+		return 1
+	}
+	return 0
+}

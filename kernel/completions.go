@@ -1,0 +1,116 @@
+package kernel
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hologramagent/hologram/kernel/agent"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// openAISession is the session used by /v1/chat/completions requests that name none.
+const openAISession = "openai"
+
+// Complete implements client.Completer for /v1/chat/completions (ARCHITECTURE.md §7): the request
+// messages the session has not seen yet are ingested, then the last user message is answered by a
+// normal agent turn. A client that resends the whole conversation creates no duplicates; a client
+// that sends only its new message gets the session's memory anyway.
+func (k *Kernel) Complete(ctx context.Context, req client.CompletionRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
+	if req.Session == "" {
+		req.Session = openAISession
+	}
+	if !sessionIDRe.MatchString(req.Session) {
+		return client.ChatResult{}, invalid("invalid session %q (letters, digits and . _ : @ -, at most 128)", req.Session)
+	}
+	n := len(req.Messages)
+	if n == 0 || req.Messages[n-1].Role != "user" || strings.TrimSpace(req.Messages[n-1].Content) == "" {
+		return client.ChatResult{}, invalid("the last message must be a non-empty user message")
+	}
+	sess, err := k.ensureSession(ctx, req.Session, "OpenAI API: "+req.Session)
+	if err != nil {
+		return client.ChatResult{}, mapErr(err)
+	}
+	// System messages become the session's instructions (clients send them on every call).
+	var system []string
+	var prior []client.IngestMessage
+	for _, m := range req.Messages[:n-1] {
+		switch m.Role {
+		case "system", "developer":
+			system = append(system, m.Content)
+		case "user", "assistant":
+			if strings.TrimSpace(m.Content) != "" {
+				prior = append(prior, m)
+			}
+		default:
+			return client.ChatResult{}, invalid("message role %q is not supported (system, user, assistant)", m.Role)
+		}
+	}
+	if sp := strings.Join(system, "\n\n"); sp != "" && sp != sess.SystemPrompt {
+		sess.SystemPrompt = sp
+		if _, err := k.store.UpdateSession(ctx, sess); err != nil {
+			return client.ChatResult{}, mapErr(err)
+		}
+	}
+	if err := k.ingest(ctx, req.Session, prior); err != nil {
+		return client.ChatResult{}, mapErr(err)
+	}
+	return k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: strings.TrimSpace(req.Messages[n-1].Content), Channel: "openai"}, emit)
+}
+
+// ingest appends the messages of prior that the session has not seen. The stored conversation is
+// the session's user messages and final assistant texts; the longest prefix of prior that equals
+// the end of it is already known, the rest is new.
+func (k *Kernel) ingest(ctx context.Context, session string, prior []client.IngestMessage) error {
+	if len(prior) == 0 {
+		return nil
+	}
+	hist, err := k.store.History(ctx, session, 0)
+	if err != nil {
+		return err
+	}
+	var seen []client.IngestMessage
+	for _, e := range hist {
+		if (e.Role == memory.RoleUser || e.Role == memory.RoleAssistant) && len(e.ToolCalls) == 0 && strings.TrimSpace(e.Content) != "" {
+			seen = append(seen, client.IngestMessage{Role: string(e.Role), Content: e.Content})
+		}
+	}
+	known := 0
+	for j := min(len(prior), len(seen)); j > 0; j-- {
+		if sameMessages(prior[:j], seen[len(seen)-j:]) {
+			known = j
+			break
+		}
+	}
+	if known == len(prior) {
+		return nil
+	}
+	var evs []memory.Event
+	for _, m := range prior[known:] {
+		evs = append(evs, memory.Event{Session: session, Role: memory.Role(m.Role), Content: m.Content, Channel: "openai",
+			Time: k.clock(), Tokens: estimateTokens(m.Content)})
+	}
+	_, err = k.store.AppendEvents(ctx, evs)
+	return err
+}
+
+func sameMessages(a, b []client.IngestMessage) bool {
+	for i := range a {
+		if a[i].Role != b[i].Role || strings.TrimSpace(a[i].Content) != strings.TrimSpace(b[i].Content) {
+			return false
+		}
+	}
+	return true
+}
+
+func estimateTokens(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x2E80 {
+			n += 4
+		} else {
+			n++
+		}
+	}
+	return (n + 3) / 4
+}

@@ -1,0 +1,221 @@
+// Package kernel wires the agent's subsystems (store, providers, agent loop, event bus, readiness)
+// into one Kernel and implements client.Service and client.Completer on top of them.
+//
+// Lifecycle: New (no I/O besides reading the store) → Start (marks facilities ready) → Drain
+// (optional: lets in-flight turns finish) → Close. The HTTP API (kernel/api) and the binaries
+// (cmd/homed, cmd/hologram) sit above this package; the concrete store and LLM client are chosen by
+// the binaries and passed in Deps.
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/agent"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/config"
+	"github.com/hologramagent/hologram/kernel/events"
+	"github.com/hologramagent/hologram/kernel/kstate"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// Version is the product version, set at link time by the Makefile.
+var Version = "dev"
+
+// Facility names the kernel declares on its readiness bus, in start order.
+const (
+	FacilityStore     = "store"
+	FacilityProviders = "providers"
+	FacilityAgent     = "agent"
+)
+
+// Sealer seals secrets at rest (kernel/security.Codec implements it).
+type Sealer interface {
+	SealString(domain, plaintext string) (string, error)
+	OpenString(domain, sealed string) (string, error)
+}
+
+// ProviderFactory builds an LLM provider from its settings (cmd/* passes llm/openai).
+type ProviderFactory func(ProviderSettings) (llm.Provider, error)
+
+// ProviderSettings is one configured provider with its key opened.
+type ProviderSettings struct {
+	Name     string
+	BaseURL  string
+	Model    string
+	APIKey   string
+	Proxy    string
+	Priority int
+}
+
+// Deps are the kernel's injected dependencies. Store, Sealer and NewProvider are required.
+type Deps struct {
+	Store       memory.Store
+	Sealer      Sealer
+	NewProvider ProviderFactory
+	Logger      *slog.Logger
+	Clock       func() time.Time
+	// Tools are extra in-process tools (time_now is always present).
+	Tools []agent.Tool
+}
+
+// Kernel is the running agent. It is safe for concurrent use.
+type Kernel struct {
+	cfg     config.Config
+	store   memory.Store
+	sealer  Sealer
+	newProv ProviderFactory
+	log     *slog.Logger
+	clock   func() time.Time
+	state   *kstate.State
+	bus     *events.Bus
+	agent   *agent.Agent
+	started time.Time
+
+	provMu    sync.Mutex
+	providers []ProviderSettings // sorted by priority, name; keys opened
+	built     map[string]llm.Provider
+
+	turnMu   sync.Mutex
+	turns    map[string]*turn
+	sessLock map[string]*sync.Mutex
+	closing  bool
+	turnWG   sync.WaitGroup
+}
+
+type turn struct {
+	id      string
+	session string
+	cancel  context.CancelCauseFunc
+}
+
+// ErrClosing is returned for new turns once the kernel is shutting down.
+var ErrClosing = errors.New("kernel is shutting down")
+
+// New builds a kernel from its configuration and dependencies. It does not start anything.
+func New(cfg config.Config, deps Deps) (*Kernel, error) {
+	if deps.Store == nil || deps.Sealer == nil || deps.NewProvider == nil {
+		return nil, errors.New("kernel: Store, Sealer and NewProvider are required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Clock == nil {
+		deps.Clock = time.Now
+	}
+	k := &Kernel{
+		cfg:      cfg,
+		store:    deps.Store,
+		sealer:   deps.Sealer,
+		newProv:  deps.NewProvider,
+		log:      deps.Logger,
+		clock:    deps.Clock,
+		state:    kstate.New(),
+		built:    map[string]llm.Provider{},
+		turns:    map[string]*turn{},
+		sessLock: map[string]*sync.Mutex{},
+	}
+	k.state.Declare(FacilityStore, FacilityProviders, FacilityAgent)
+	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: kernelOnlyGuard})
+	k.agent = agent.New(agent.Options{
+		Store:        deps.Store,
+		Provider:     k.resolveProvider,
+		Clock:        deps.Clock,
+		Logger:       deps.Logger,
+		MaxRounds:    cfg.Agent.MaxRounds,
+		MaxWall:      cfg.Agent.MaxWall.Duration,
+		ToolTimeout:  cfg.Agent.ToolTimeout.Duration,
+		TokenBudget:  cfg.Agent.TokenBudget,
+		HistoryLimit: cfg.Agent.HistoryLimit,
+	})
+	if err := k.agent.AddTool(agent.TimeNow(deps.Clock), "builtin"); err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	for _, t := range deps.Tools {
+		if err := k.agent.AddTool(t, "builtin"); err != nil {
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
+	}
+	return k, nil
+}
+
+// kernelOnlyGuard refuses kernel event types published by plugins: plugins never publish kernel
+// events (ARCHITECTURE.md §5).
+func kernelOnlyGuard(ev events.Event) (bool, string) {
+	if ev.Publisher.Kind == events.KindPlugin && len(ev.Type) > 5 && ev.Type[:5] == "turn_" {
+		return false, "plugins may not publish kernel event " + ev.Type
+	}
+	return true, ""
+}
+
+// Start loads the providers, marks the facilities ready and the kernel complete. The store is
+// already open (the binary opened it).
+func (k *Kernel) Start(ctx context.Context) error {
+	k.started = k.clock()
+	k.state.MarkReady(FacilityStore)
+	if err := k.reloadProviders(ctx); err != nil {
+		return fmt.Errorf("kernel: loading providers: %w", err)
+	}
+	k.state.MarkReady(FacilityProviders)
+	if _, err := k.ensureSession(ctx, defaultSession, "Main"); err != nil {
+		return fmt.Errorf("kernel: %w", err)
+	}
+	k.state.MarkReady(FacilityAgent)
+	k.state.MarkComplete()
+	k.log.Info("kernel ready", "version", Version, "providers", len(k.providers))
+	return nil
+}
+
+// State exposes the readiness bus (read-only use: snapshots and waits).
+func (k *Kernel) State() *kstate.State { return k.state }
+
+// Bus exposes the kernel event bus for subscribers.
+func (k *Kernel) Bus() *events.Bus { return k.bus }
+
+// Agent exposes the agent loop so the binaries can add tools and hooks.
+func (k *Kernel) Agent() *agent.Agent { return k.agent }
+
+// Drain refuses new turns and waits for in-flight ones to finish until ctx is done; then it
+// cancels those still running and waits for them to record their results.
+func (k *Kernel) Drain(ctx context.Context) {
+	k.turnMu.Lock()
+	k.closing = true
+	n := len(k.turns)
+	k.turnMu.Unlock()
+	if n > 0 {
+		k.log.Info("waiting for in-flight turns", "turns", n)
+	}
+	done := make(chan struct{})
+	go func() { k.turnWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	k.turnMu.Lock()
+	for _, t := range k.turns {
+		t.cancel(ErrClosing)
+	}
+	k.turnMu.Unlock()
+	<-done
+}
+
+// Close cancels running turns, waits for them and releases the kernel's resources. The store is
+// closed by its owner (the binary).
+func (k *Kernel) Close() error {
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	k.Drain(cctx)
+	return k.state.Close()
+}
+
+func (k *Kernel) pid() int { return os.Getpid() }
+
+var _ client.Service = (*Kernel)(nil)
+var _ client.Completer = (*Kernel)(nil)

@@ -1,0 +1,272 @@
+package kernel
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/hologramagent/hologram/kernel/agent"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/events"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// defaultSession is the session used when a request names none.
+const defaultSession = "main"
+
+var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`)
+
+func newID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// invalid builds an error the API maps to 400.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", client.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// mapErr translates store and LLM sentinels into client sentinels, keeping the message.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, memory.ErrNotFound) && !errors.Is(err, client.ErrNotFound):
+		return fmt.Errorf("%w: %w", client.ErrNotFound, err)
+	case errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrInvalid):
+		return fmt.Errorf("%w: %w", client.ErrInvalid, err)
+	case errors.Is(err, llm.ErrNoProvider):
+		return fmt.Errorf("%w: %w", client.ErrUnavailable, err)
+	case errors.Is(err, ErrClosing):
+		return fmt.Errorf("%w: %w", client.ErrUnavailable, err)
+	}
+	return err
+}
+
+// Health implements client.Service.
+func (k *Kernel) Health(ctx context.Context) (client.Health, error) {
+	return client.Health{OK: true, Version: Version, Ready: k.state.Complete()}, nil
+}
+
+// Status implements client.Service.
+func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
+	sessions, err := k.store.ListSessions(ctx)
+	if err != nil {
+		return client.Status{}, mapErr(err)
+	}
+	snap := k.state.Snapshot()
+	k.provMu.Lock()
+	np := len(k.providers)
+	k.provMu.Unlock()
+	k.turnMu.Lock()
+	active := len(k.turns)
+	k.turnMu.Unlock()
+	return client.Status{
+		Version:     Version,
+		PID:         k.pid(),
+		DataDir:     k.cfg.DataDir,
+		Socket:      k.cfg.Socket,
+		Started:     k.started,
+		Providers:   np,
+		Sessions:    len(sessions),
+		Tools:       len(k.agent.Tools()),
+		Ready:       snap.Ready,
+		Pending:     snap.Pending,
+		ActiveTurns: active,
+	}, nil
+}
+
+// Chat implements client.Service: one agent turn, streamed through emit.
+func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
+	input := strings.TrimSpace(req.Input)
+	if input == "" {
+		return client.ChatResult{}, invalid("input is empty")
+	}
+	session := req.Session
+	if session == "" {
+		session = defaultSession
+	}
+	if _, err := k.store.GetSession(ctx, session); err != nil {
+		if errors.Is(err, memory.ErrNotFound) {
+			return client.ChatResult{}, fmt.Errorf("%w: unknown session %q (create it with `waiter session new %s`)", client.ErrNotFound, session, session)
+		}
+		return client.ChatResult{}, mapErr(err)
+	}
+	channel := req.Channel
+	if channel == "" {
+		channel = "api"
+	}
+	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel}, emit)
+}
+
+// runTurn registers a turn (for Cancel and Drain), serialises turns per session and runs the agent.
+func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
+	if emit == nil {
+		emit = func(client.ChatEvent) {}
+	}
+	tr.TurnID = newID("t")
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	k.turnMu.Lock()
+	if k.closing {
+		k.turnMu.Unlock()
+		return client.ChatResult{}, mapErr(ErrClosing)
+	}
+	k.turns[tr.TurnID] = &turn{id: tr.TurnID, session: tr.Session, cancel: cancel}
+	k.turnWG.Add(1)
+	lock := k.sessLock[tr.Session]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		k.sessLock[tr.Session] = lock
+	}
+	k.turnMu.Unlock()
+	defer func() {
+		k.turnMu.Lock()
+		delete(k.turns, tr.TurnID)
+		k.turnMu.Unlock()
+		k.turnWG.Done()
+	}()
+	lock.Lock()
+	defer lock.Unlock()
+
+	emit(client.ChatEvent{Type: client.EventTurn, TurnID: tr.TurnID, Session: tr.Session})
+	k.publish("turn_started", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "channel": tr.Channel})
+	res, err := k.agent.Run(tctx, tr, func(ev agent.Event) {
+		ce := client.ChatEvent{Type: ev.Type, TurnID: tr.TurnID, Session: tr.Session, Text: ev.Text}
+		if ev.Tool != nil {
+			ce.Tool = &client.ToolEvent{ID: ev.Tool.ID, Name: ev.Tool.Name, Arguments: ev.Tool.Arguments, Result: ev.Tool.Result, Status: ev.Tool.Status}
+		}
+		emit(ce)
+	})
+	out := client.ChatResult{TurnID: tr.TurnID, Session: tr.Session, Text: res.Text}
+	if err != nil {
+		if cause := context.Cause(tctx); cause != nil && errors.Is(cause, ErrClosing) {
+			err = fmt.Errorf("turn cancelled: %w", ErrClosing)
+		}
+		k.publish("turn_failed", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "error": err.Error()})
+		return out, mapErr(err)
+	}
+	k.publish("turn_finished", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "stop": res.Stop, "rounds": res.Rounds})
+	return out, nil
+}
+
+func (k *Kernel) publish(typ string, payload map[string]any) {
+	if err := k.bus.Publish(events.Event{Type: typ, Publisher: events.Publisher{Kind: events.KindKernel, Name: "kernel"}, Payload: payload}); err != nil {
+		k.log.Warn("event not published", "type", typ, "err", err)
+	}
+}
+
+// Cancel implements client.Service.
+func (k *Kernel) Cancel(ctx context.Context, turnID string) error {
+	k.turnMu.Lock()
+	t := k.turns[turnID]
+	k.turnMu.Unlock()
+	if t == nil {
+		return fmt.Errorf("%w: no running turn %q", client.ErrNotFound, turnID)
+	}
+	t.cancel(context.Canceled)
+	return nil
+}
+
+func toClientSession(s memory.Session) client.Session {
+	return client.Session{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model, Created: s.Created, Updated: s.Updated}
+}
+
+// Sessions implements client.Service.
+func (k *Kernel) Sessions(ctx context.Context) ([]client.Session, error) {
+	ss, err := k.store.ListSessions(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]client.Session, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, toClientSession(s))
+	}
+	return out, nil
+}
+
+// CreateSession implements client.Service.
+func (k *Kernel) CreateSession(ctx context.Context, s client.Session) (client.Session, error) {
+	if s.ID == "" {
+		s.ID = newID("s")
+	}
+	if !sessionIDRe.MatchString(s.ID) {
+		return client.Session{}, invalid("invalid session id %q (letters, digits and . _ : @ -, at most 128)", s.ID)
+	}
+	if s.Title == "" {
+		s.Title = s.ID
+	}
+	ms, err := k.store.CreateSession(ctx, memory.Session{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model})
+	if err != nil {
+		return client.Session{}, mapErr(err)
+	}
+	return toClientSession(ms), nil
+}
+
+func (k *Kernel) ensureSession(ctx context.Context, id, title string) (memory.Session, error) {
+	s, err := k.store.GetSession(ctx, id)
+	if err == nil {
+		return s, nil
+	}
+	if !errors.Is(err, memory.ErrNotFound) {
+		return memory.Session{}, err
+	}
+	s, err = k.store.CreateSession(ctx, memory.Session{ID: id, Title: title})
+	if errors.Is(err, memory.ErrExists) {
+		return k.store.GetSession(ctx, id)
+	}
+	return s, err
+}
+
+// SetInstructions implements client.Service.
+func (k *Kernel) SetInstructions(ctx context.Context, id string, in client.Instructions) (client.Session, error) {
+	s, err := k.store.GetSession(ctx, id)
+	if err != nil {
+		return client.Session{}, mapErr(err)
+	}
+	s.SystemPrompt, s.Model = in.SystemPrompt, in.Model
+	s, err = k.store.UpdateSession(ctx, s)
+	if err != nil {
+		return client.Session{}, mapErr(err)
+	}
+	return toClientSession(s), nil
+}
+
+// History implements client.Service.
+func (k *Kernel) History(ctx context.Context, id string, limit int) ([]client.Message, error) {
+	if _, err := k.store.GetSession(ctx, id); err != nil {
+		return nil, mapErr(err)
+	}
+	evs, err := k.store.History(ctx, id, limit)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]client.Message, 0, len(evs))
+	for _, e := range evs {
+		m := client.Message{ID: e.ID, Time: e.Time, Role: string(e.Role), Content: e.Content, ToolCallID: e.ToolCallID,
+			ToolName: e.ToolName, ToolStatus: e.ToolStatus, TurnID: e.TurnID}
+		for _, c := range e.ToolCalls {
+			m.ToolCalls = append(m.ToolCalls, client.ToolCall(c))
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Tools implements client.Service.
+func (k *Kernel) Tools(ctx context.Context) ([]client.Tool, error) {
+	ts := k.agent.Tools()
+	out := make([]client.Tool, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, client.Tool{Name: t.Spec.Name, Description: t.Spec.Description, Parameters: t.Spec.Parameters,
+			ParallelSafe: t.ParallelSafe, Source: t.Source})
+	}
+	return out, nil
+}
