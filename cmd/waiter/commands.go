@@ -1,0 +1,477 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// defaultSession is the kernel's default session, used where an id is needed.
+const defaultSession = "main"
+
+func (a *app) ask(ctx context.Context, args []string) error {
+	fs := newFlags("ask")
+	session := fs.String("session", "", "session id")
+	text, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	input := strings.TrimSpace(strings.Join(text, " "))
+	if input == "" && !isTerminal(a.stdin) && a.stdin != nil {
+		b, err := io.ReadAll(io.LimitReader(a.stdin, 4<<20))
+		if err != nil {
+			return fmt.Errorf("read question from stdin: %w", err)
+		}
+		input = strings.TrimSpace(string(b))
+	}
+	if input == "" {
+		return usagef("ask needs a question: waiter ask TEXT...")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	p := newPrinter(a.stderr, a.stderr, a.getenv, false)
+	res, err := svc.Chat(ctx, client.ChatRequest{Session: *session, Input: input, Channel: "waiter"}, p.event)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, strings.TrimRight(res.Text, "\n"))
+	return nil
+}
+
+// writeJSON prints v indented.
+func (a *app) writeJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// table writes aligned rows; the first row is the header.
+func (a *app) table(rows [][]string) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+// orDash shows empty cells as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine shortens s to its first line, at most n runes.
+func oneLine(s string, n int) string {
+	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	if cut {
+		return s + " …"
+	}
+	return s
+}
+
+func (a *app) status(ctx context.Context, args []string) error {
+	fs := newFlags("status")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if pos, err := parse(fs, args, true); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("status takes no arguments")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	st, err := svc.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return a.writeJSON(st)
+	}
+	providers := fmt.Sprint(st.Providers)
+	if st.Providers == 0 {
+		providers += " (add one with `waiter provider add`)"
+	}
+	return a.table([][]string{
+		{"version", st.Version},
+		{"pid", fmt.Sprint(st.PID)},
+		{"data dir", orDash(st.DataDir)},
+		{"socket", orDash(st.Socket)},
+		{"started", st.Started.Local().Format(time.DateTime)},
+		{"providers", providers},
+		{"sessions", fmt.Sprint(st.Sessions)},
+		{"tools", fmt.Sprint(st.Tools)},
+		{"active turns", fmt.Sprint(st.ActiveTurns)},
+		{"ready", orDash(strings.Join(st.Ready, ", "))},
+		{"pending", orDash(strings.Join(st.Pending, ", "))},
+	})
+}
+
+func (a *app) provider(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usagef("provider needs a subcommand: add, list or remove")
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "add":
+		return a.providerAdd(ctx, args)
+	case "list":
+		return a.providerList(ctx, args)
+	case "remove", "rm":
+		if err := refuseSecretFlags(args); err != nil {
+			return err
+		}
+		if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+			return usagef("usage: waiter provider remove NAME")
+		}
+		svc, err := a.service()
+		if err != nil {
+			return err
+		}
+		if err := svc.RemoveProvider(ctx, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "provider %s removed\n", args[0])
+		return nil
+	}
+	return usagef("unknown provider subcommand %q", sub)
+}
+
+func (a *app) providerAdd(ctx context.Context, args []string) error {
+	fs := newFlags("provider add")
+	baseURL := fs.String("base-url", "", "OpenAI-compatible base URL, e.g. https://api.example.com/v1")
+	model := fs.String("model", "", "model id")
+	proxy := fs.String("proxy", "", "proxy URL for this provider")
+	priority := fs.Int("priority", 0, "fallback order, lower first")
+	pos, err := parse(fs, args, true)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: waiter provider add NAME --base-url URL --model M [--proxy URL] [--priority N] (the key comes from HOLOGRAM_API_KEY or stdin)")
+	}
+	if *baseURL == "" || *model == "" {
+		return usagef("provider add needs --base-url and --model")
+	}
+	key, err := a.readAPIKey(pos[0])
+	if err != nil {
+		return err
+	}
+	if key == "" {
+		fmt.Fprintln(a.stderr, "note: no API key given; that is fine for a local server that needs none")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	p, err := svc.AddProvider(ctx, client.ProviderConfig{
+		Name: pos[0], BaseURL: *baseURL, Model: *model, APIKey: key, Proxy: *proxy, Priority: *priority,
+	})
+	if err != nil {
+		return err
+	}
+	keyNote := "no key"
+	if p.HasKey {
+		keyNote = "key sealed"
+	}
+	fmt.Fprintf(a.stdout, "provider %s added: %s at %s (%s)\n", p.Name, p.Model, p.BaseURL, keyNote)
+	return nil
+}
+
+// readAPIKey takes the key from HOLOGRAM_API_KEY, else one line of stdin (prompting with the
+// input hidden when stdin is a terminal). It never looks at argv.
+func (a *app) readAPIKey(name string) (string, error) {
+	if k := strings.TrimSpace(a.getenv("HOLOGRAM_API_KEY")); k != "" {
+		return k, nil
+	}
+	if a.stdin == nil {
+		return "", nil
+	}
+	if isTerminal(a.stdin) {
+		fmt.Fprintf(a.stderr, "API key for %s (input hidden; empty for none): ", name)
+		k, err := readHidden(a.stdin)
+		fmt.Fprintln(a.stderr)
+		if err != nil {
+			return "", fmt.Errorf("read API key: %w", err)
+		}
+		return strings.TrimSpace(k), nil
+	}
+	line, err := bufio.NewReader(a.stdin).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", fmt.Errorf("read API key from stdin: %w", err)
+	}
+	return strings.TrimSpace(line), nil
+}
+
+func (a *app) providerList(ctx context.Context, args []string) error {
+	fs := newFlags("provider list")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if pos, err := parse(fs, args, true); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("provider list takes no arguments")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	ps, err := svc.Providers(ctx)
+	if err != nil {
+		return err
+	}
+	if ps == nil {
+		ps = []client.Provider{}
+	}
+	if *asJSON {
+		return a.writeJSON(ps)
+	}
+	if len(ps) == 0 {
+		fmt.Fprintln(a.stderr, "no providers; add one with `waiter provider add NAME --base-url URL --model M`")
+		return nil
+	}
+	rows := [][]string{{"NAME", "MODEL", "BASE URL", "PRIORITY", "KEY", "PROXY"}}
+	for _, p := range ps {
+		key := "no"
+		if p.HasKey {
+			key = "yes"
+		}
+		rows = append(rows, []string{p.Name, p.Model, p.BaseURL, fmt.Sprint(p.Priority), key, orDash(p.Proxy)})
+	}
+	return a.table(rows)
+}
+
+func (a *app) tools(ctx context.Context, args []string) error {
+	fs := newFlags("tools")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if pos, err := parse(fs, args, true); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("tools takes no arguments")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	ts, err := svc.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	if ts == nil {
+		ts = []client.Tool{}
+	}
+	if *asJSON {
+		return a.writeJSON(ts)
+	}
+	rows := [][]string{{"NAME", "SOURCE", "PARALLEL", "DESCRIPTION"}}
+	for _, t := range ts {
+		par := "no"
+		if t.ParallelSafe {
+			par = "yes"
+		}
+		rows = append(rows, []string{t.Name, t.Source, par, oneLine(t.Description, 72)})
+	}
+	return a.table(rows)
+}
+
+func (a *app) session(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usagef("session needs a subcommand: list, new or instructions")
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "list", "ls":
+		return a.sessionList(ctx, args)
+	case "new":
+		return a.sessionNew(ctx, args)
+	case "instructions":
+		return a.sessionInstructions(ctx, args)
+	}
+	return usagef("unknown session subcommand %q", sub)
+}
+
+func (a *app) sessionList(ctx context.Context, args []string) error {
+	fs := newFlags("session list")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if pos, err := parse(fs, args, true); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("session list takes no arguments")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	ss, err := svc.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	if ss == nil {
+		ss = []client.Session{}
+	}
+	if *asJSON {
+		return a.writeJSON(ss)
+	}
+	rows := [][]string{{"ID", "TITLE", "MODEL", "UPDATED"}}
+	for _, s := range ss {
+		model := s.Model
+		if model == "" {
+			model = "(default)"
+		}
+		rows = append(rows, []string{s.ID, orDash(oneLine(s.Title, 40)), model, s.Updated.Local().Format(time.DateTime)})
+	}
+	return a.table(rows)
+}
+
+func (a *app) sessionNew(ctx context.Context, args []string) error {
+	fs := newFlags("session new")
+	title := fs.String("title", "", "title")
+	prompt := fs.String("system-prompt", "", "the session's system prompt")
+	model := fs.String("model", "", "the session's model (empty: the default provider's)")
+	pos, err := parse(fs, args, true)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("usage: waiter session new [--title T] [--system-prompt P] [--model M] [ID]")
+	}
+	s := client.Session{Title: *title, SystemPrompt: *prompt, Model: *model}
+	if len(pos) == 1 {
+		s.ID = pos[0]
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	created, err := svc.CreateSession(ctx, s)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, created.ID)
+	return nil
+}
+
+func (a *app) sessionInstructions(ctx context.Context, args []string) error {
+	fs := newFlags("session instructions")
+	prompt := fs.String("system-prompt", "", "new system prompt")
+	model := fs.String("model", "", "new model (empty: the default provider's)")
+	pos, err := parse(fs, args, true)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: waiter session instructions ID [--system-prompt P] [--model M]")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	ss, err := svc.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	var cur *client.Session
+	for i := range ss {
+		if ss[i].ID == pos[0] {
+			cur = &ss[i]
+		}
+	}
+	if cur == nil {
+		return fmt.Errorf("unknown session %q (see `waiter session list`): %w", pos[0], client.ErrNotFound)
+	}
+	if len(set) > 0 {
+		in := client.Instructions{SystemPrompt: cur.SystemPrompt, Model: cur.Model}
+		if set["system-prompt"] {
+			in.SystemPrompt = *prompt
+		}
+		if set["model"] {
+			in.Model = *model
+		}
+		updated, err := svc.SetInstructions(ctx, cur.ID, in)
+		if err != nil {
+			return err
+		}
+		cur = &updated
+	}
+	m := cur.Model
+	if m == "" {
+		m = "(default)"
+	}
+	sp := cur.SystemPrompt
+	if sp == "" {
+		sp = "(none)"
+	}
+	fmt.Fprintf(a.stdout, "session: %s\nmodel: %s\nsystem prompt:\n%s\n", cur.ID, m, sp)
+	return nil
+}
+
+func (a *app) history(ctx context.Context, args []string) error {
+	fs := newFlags("history")
+	session := fs.String("session", defaultSession, "session id")
+	limit := fs.Int("limit", 20, "number of messages (0: all)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if pos, err := parse(fs, args, true); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("history takes no arguments (use --session ID)")
+	}
+	if *limit < 0 {
+		return usagef("--limit must be 0 or more")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	msgs, err := svc.History(ctx, *session, *limit)
+	if err != nil {
+		return err
+	}
+	if msgs == nil {
+		msgs = []client.Message{}
+	}
+	if *asJSON {
+		return a.writeJSON(msgs)
+	}
+	for _, m := range msgs {
+		head := m.Time.Local().Format("2006-01-02 15:04") + "  " + m.Role
+		if m.Role == "tool" {
+			head += " " + m.ToolName
+			if m.ToolStatus != "" {
+				head += " (" + m.ToolStatus + ")"
+			}
+		}
+		fmt.Fprintf(a.stdout, "%s: %s\n", head, indent(m.Content))
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(a.stdout, "    → %s %s\n", c.Name, oneLine(c.Arguments, 200))
+		}
+	}
+	return nil
+}
+
+// indent continues multi-line content under its header.
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; empty: from the build info.
+var version = ""
+
+const usageText = `usage: waiter [--socket PATH | --remote URL --token-file F [--fingerprint SHA256] [--insecure]] COMMAND
+
+commands:
+  chat [--session ID]                     interactive chat (the default); /quit or Ctrl-D leaves,
+                                          Ctrl-C cancels the running turn
+  ask [--session ID] TEXT...              one turn; prints the final reply on stdout
+  status [--json]                         the kernel's state
+  provider add NAME --base-url URL --model M [--proxy URL] [--priority N]
+                                          the API key is read from HOLOGRAM_API_KEY or stdin
+  provider list [--json]
+  provider remove NAME
+  tools [--json]
+  session list [--json]
+  session new [--title T] [--system-prompt P] [--model M] [ID]
+  session instructions ID [--system-prompt P] [--model M]
+  history [--session ID] [--limit N] [--json]
+  version
+
+environment:
+  HOLOGRAM_SOCKET   the kernel socket (default $XDG_RUNTIME_DIR/hologram/homed.sock)
+  HOLOGRAM_TOKEN    bearer token for --remote (instead of --token-file)
+  HOLOGRAM_API_KEY  provider key for "provider add"
+`
+
+// usageError is a command-line mistake: run prints it with a hint and exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// app carries what the commands share.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	opts           client.Options
+	svc            client.Service
+}
+
+// run is waiter without the process: it parses args, runs one command and returns the exit code
+// (0 ok, 1 failure, 2 usage).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	err := a.main(ctx, args)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usageText)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "waiter: %s\n\n%s", ue.msg, usageText)
+		return 2
+	}
+	fmt.Fprintf(stderr, "waiter: %s\n", err)
+	return 1
+}
+
+// newFlags returns a flag set that reports errors as usage errors (run prints the usage).
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args with fs; interspersed allows flags after positional arguments. Flags that
+// would put a secret on the command line are refused before anything else.
+func parse(fs *flag.FlagSet, args []string, interspersed bool) ([]string, error) {
+	if err := refuseSecretFlags(args); err != nil {
+		return nil, err
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, flag.ErrHelp
+			}
+			return nil, usagef("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if !interspersed || len(rest) == 0 {
+			return append(pos, rest...), nil
+		}
+		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+			return append(pos, rest...), nil // everything after "--" is positional
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// refuseSecretFlags refuses --key, --api-key and --token: argv is visible to every user through
+// ps and /proc and lands in shell history.
+func refuseSecretFlags(args []string) error {
+	for _, arg := range args {
+		if arg == "--" {
+			return nil
+		}
+		if !strings.HasPrefix(arg, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		switch name {
+		case "key", "api-key", "apikey":
+			return usagef("refusing --%s: a key on the command line is visible in ps and shell history; "+
+				"pass it in HOLOGRAM_API_KEY or on stdin", name)
+		case "token":
+			return usagef("refusing --token: a token on the command line is visible in ps and shell history; " +
+				"use --token-file F or HOLOGRAM_TOKEN")
+		}
+	}
+	return nil
+}
+
+func (a *app) main(ctx context.Context, args []string) error {
+	fs := newFlags("waiter")
+	socket := fs.String("socket", "", "kernel unix socket")
+	remote := fs.String("remote", "", "remote kernel URL")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token")
+	fingerprint := fs.String("fingerprint", "", "pinned SHA-256 of the server certificate")
+	insecure := fs.Bool("insecure", false, "allow plain HTTP off loopback")
+	showVersion := fs.Bool("version", false, "print the version")
+	if err := refuseSecretFlags(args); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return flag.ErrHelp
+		}
+		return usagef("%v", err)
+	}
+	if *showVersion {
+		fmt.Fprintf(a.stdout, "waiter %s\n", buildVersion())
+		return nil
+	}
+	rest := fs.Args()
+	cmd := "chat"
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	if cmd == "version" || cmd == "help" {
+		if len(rest) > 0 {
+			return usagef("%s takes no arguments", cmd)
+		}
+		if cmd == "help" {
+			fmt.Fprint(a.stdout, usageText)
+		} else {
+			fmt.Fprintf(a.stdout, "waiter %s\n", buildVersion())
+		}
+		return nil
+	}
+	commands := map[string]func(context.Context, []string) error{
+		"chat": a.chat, "ask": a.ask, "status": a.status, "provider": a.provider, "tools": a.tools,
+		"session": a.session, "history": a.history,
+	}
+	fn, ok := commands[cmd]
+	if !ok {
+		return usagef("unknown command %q", cmd)
+	}
+	opts, err := a.options(*socket, *remote, *tokenFile, *fingerprint, *insecure)
+	if err != nil {
+		return err
+	}
+	a.opts = opts
+	return fn(ctx, rest)
+}
+
+// options builds the client options from the global flags and the environment.
+func (a *app) options(socket, remote, tokenFile, fingerprint string, insecure bool) (client.Options, error) {
+	if remote == "" {
+		if tokenFile != "" || fingerprint != "" || insecure {
+			return client.Options{}, usagef("--token-file, --fingerprint and --insecure need --remote")
+		}
+		if socket == "" {
+			socket = defaultSocket(a.getenv)
+		}
+		return client.Options{Socket: socket}, nil
+	}
+	if socket != "" {
+		return client.Options{}, usagef("--socket and --remote exclude each other")
+	}
+	opts := client.Options{URL: remote, Fingerprint: fingerprint, Insecure: insecure}
+	switch {
+	case tokenFile != "":
+		tok, err := client.ReadTokenFile(tokenFile)
+		if err != nil {
+			return client.Options{}, err
+		}
+		opts.Token = tok
+	case strings.TrimSpace(a.getenv("HOLOGRAM_TOKEN")) != "":
+		opts.Token = strings.TrimSpace(a.getenv("HOLOGRAM_TOKEN"))
+	default:
+		return client.Options{}, usagef("--remote needs --token-file F or HOLOGRAM_TOKEN")
+	}
+	return opts, nil
+}
+
+// service dials the kernel on first use (Dial does no I/O; failures show on the first call).
+func (a *app) service() (client.Service, error) {
+	if a.svc != nil {
+		return a.svc, nil
+	}
+	c, err := client.Dial(a.opts)
+	if err != nil {
+		return nil, err
+	}
+	a.svc = c
+	return c, nil
+}
+
+// defaultSocket is HOLOGRAM_SOCKET, else $XDG_RUNTIME_DIR/hologram/homed.sock, else
+// /tmp/hologram-UID/homed.sock (the same rule as the kernel's).
+func defaultSocket(getenv func(string) string) string {
+	if s := getenv("HOLOGRAM_SOCKET"); s != "" {
+		return s
+	}
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "hologram", "homed.sock")
+	}
+	return filepath.Join("/tmp", "hologram-"+strconv.Itoa(os.Getuid()), "homed.sock")
+}
+
+// buildVersion is the -X version, the module version, or the VCS revision.
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel-" + s.Value[:12]
+		}
+	}
+	return "devel"
+}
