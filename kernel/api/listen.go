@@ -1,0 +1,169 @@
+package api
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ServeUnix serves the API on a unix socket at path until ctx is done, then shuts down
+// gracefully and removes the socket file. Requests over the socket need no token.
+//
+// The parent directory is created with mode 0700; an existing one must be owned by the process's
+// uid, and its mode is tightened to 0700 when group or others have access. A stale socket is
+// replaced, but a socket some process still answers on is an error. The socket is made 0600, and
+// each connection's peer uid (SO_PEERCRED) must equal the process's: others are closed and logged.
+func (s *Server) ServeUnix(ctx context.Context, path string) error {
+	if s.isClosed() {
+		return http.ErrServerClosed
+	}
+	if err := s.prepareSocketDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	if err := removeStaleSocket(ctx, path); err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "unix", path)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", path, err)
+	}
+	defer func() {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("api: remove socket", "path", path, "err", err)
+		}
+	}()
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("chmod socket %s: %w", path, err)
+	}
+	pl := &peerListener{Listener: ln, uid: s.peerUID, s: s}
+	srv := s.newHTTPServer(transportUnix, "")
+	s.log.Info("api: serving", "socket", path)
+	return s.serve(ctx, srv, pl, false)
+}
+
+// prepareSocketDir creates dir 0700 or checks an existing one is ours and private.
+func (s *Server) prepareSocketDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create socket dir %s: %w", dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("socket dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("socket dir %s is not a directory", dir)
+	}
+	owner, err := fileOwner(fi)
+	if err != nil {
+		return fmt.Errorf("socket dir %s: %w", dir, err)
+	}
+	if owner != s.uid {
+		return fmt.Errorf("socket dir %s is owned by uid %d, not by us (uid %d)", dir, owner, s.uid)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("make socket dir %s private: %w", dir, err)
+		}
+		s.log.Warn("api: socket dir was accessible to others; mode set to 0700", "dir", dir, "was", fi.Mode().Perm())
+	}
+	return nil
+}
+
+// removeStaleSocket removes a socket nobody answers on. A live socket or a non-socket file is an
+// error.
+func removeStaleSocket(ctx context.Context, path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check socket %s: %w", path, err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("%s exists and is not a socket", path)
+	}
+	d := net.Dialer{Timeout: time.Second}
+	if c, err := d.DialContext(ctx, "unix", path); err == nil {
+		_ = c.Close()
+		return fmt.Errorf("another process is serving on %s", path)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove stale socket %s: %w", path, err)
+	}
+	return nil
+}
+
+// peerListener accepts only connections whose peer has uid; others are closed and logged.
+type peerListener struct {
+	net.Listener
+	uid int
+	s   *Server
+}
+
+// Accept returns the next connection from a permitted peer.
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkPeer(c, l.uid); err != nil {
+			l.s.log.Warn("api: refused unix connection", "err", err)
+			_ = c.Close()
+			continue
+		}
+		return c, nil
+	}
+}
+
+// checkPeer checks that the peer of a unix connection runs as uid.
+func checkPeer(c net.Conn, uid int) error {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return fmt.Errorf("not a unix connection: %T", c)
+	}
+	got, err := peerUID(uc)
+	if err != nil {
+		return fmt.Errorf("peer credentials: %w", err)
+	}
+	if got != uid {
+		return fmt.Errorf("peer uid %d is not %d", got, uid)
+	}
+	return nil
+}
+
+// ServeTCP serves the API on ln until ctx is done, then shuts down gracefully. ln is closed.
+// Every route but GET /api/v1/health needs the bearer token of [Options.Token]; without a token
+// ServeTCP refuses to start. With tlsConf the listener serves TLS. Without it, a non-loopback
+// address is refused unless insecure is set (and then a warning is logged). On loopback
+// connections the Host header must be localhost, a loopback IP or the listen address.
+func (s *Server) ServeTCP(ctx context.Context, ln net.Listener, tlsConf *tls.Config, insecure bool) error {
+	addr := ln.Addr().String()
+	if s.token == "" {
+		_ = ln.Close()
+		return fmt.Errorf("refusing to serve on %s without a token", addr)
+	}
+	if tlsConf == nil && !isLoopback(addr) {
+		if !insecure {
+			_ = ln.Close()
+			return fmt.Errorf("refusing plain HTTP on non-loopback address %s: give a certificate or --insecure", addr)
+		}
+		s.log.Warn("api: INSECURE: serving plain HTTP on a non-loopback address; the token and all traffic are readable on the network",
+			"addr", addr)
+	}
+	srv := s.newHTTPServer(transportTCP, addr)
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf.Clone()
+	}
+	s.log.Info("api: serving", "addr", addr, "tls", tlsConf != nil)
+	return s.serve(ctx, srv, ln, tlsConf != nil)
+}

@@ -1,0 +1,352 @@
+package api
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// defaultOpenAISession is the session of /v1/chat/completions requests that name none.
+const defaultOpenAISession = "openai"
+
+// sessionHeader picks the session of a /v1/chat/completions request; it wins over `user`.
+const sessionHeader = "X-Hologram-Session"
+
+// validSessionID reports whether id matches ^[A-Za-z0-9._:@-]{1,128}$.
+func validSessionID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == ':', c == '@', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// completionRequest is the part of an OpenAI chat completion request the kernel reads; other
+// fields are ignored. The tool fields are kept raw only to refuse them.
+type completionRequest struct {
+	Model        string              `json:"model"`
+	Messages     []completionMessage `json:"messages"`
+	Stream       bool                `json:"stream"`
+	User         string              `json:"user"`
+	Tools        json.RawMessage     `json:"tools"`
+	Functions    json.RawMessage     `json:"functions"`
+	ToolChoice   json.RawMessage     `json:"tool_choice"`
+	FunctionCall json.RawMessage     `json:"function_call"`
+}
+
+type completionMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// present reports whether a raw field was sent with a non-null value.
+func present(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+// flattenContent turns a message's content (string, null or array of parts) into text.
+func flattenContent(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if !present(raw) {
+		return "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("content: %w", err)
+		}
+		return s, nil
+	case '[':
+		var parts []contentPart
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", fmt.Errorf("content parts: %w", err)
+		}
+		texts := make([]string, 0, len(parts))
+		for _, p := range parts {
+			switch p.Type {
+			case "text", "input_text":
+				texts = append(texts, p.Text)
+			case "image_url", "input_image", "image":
+				return "", fmt.Errorf("image content is not supported yet")
+			default:
+				return "", fmt.Errorf("content part type %q is not supported", p.Type)
+			}
+		}
+		return strings.Join(texts, "\n"), nil
+	}
+	return "", fmt.Errorf("content must be a string, null or an array of parts")
+}
+
+// parseCompletion validates an OpenAI request and reduces it to a [client.CompletionRequest].
+// The error's param names the offending field.
+func parseCompletion(in completionRequest, headerSession string) (client.CompletionRequest, string, error) {
+	refused := []struct {
+		name string
+		raw  json.RawMessage
+	}{{"tools", in.Tools}, {"functions", in.Functions}, {"tool_choice", in.ToolChoice}, {"function_call", in.FunctionCall}}
+	for _, f := range refused {
+		if present(f.raw) {
+			return client.CompletionRequest{}, f.name, fmt.Errorf(
+				"%s is not supported: the kernel uses its own tools; send the request without %s", f.name, f.name)
+		}
+	}
+	session, param := defaultOpenAISession, "user"
+	switch {
+	case headerSession != "":
+		session, param = headerSession, sessionHeader
+	case in.User != "":
+		session = in.User
+	}
+	if !validSessionID(session) {
+		return client.CompletionRequest{}, param, fmt.Errorf(
+			"session id %q must match ^[A-Za-z0-9._:@-]{1,128}$", session)
+	}
+	if len(in.Messages) == 0 {
+		return client.CompletionRequest{}, "messages", fmt.Errorf("messages is required and must not be empty")
+	}
+	out := client.CompletionRequest{Session: session, Model: in.Model, Messages: make([]client.IngestMessage, 0, len(in.Messages))}
+	for i, m := range in.Messages {
+		role := m.Role
+		switch role {
+		case "system", "user", "assistant":
+		case "developer":
+			role = "system"
+		default:
+			return client.CompletionRequest{}, fmt.Sprintf("messages[%d].role", i),
+				fmt.Errorf("messages[%d]: role %q is not supported (system, developer, user or assistant)", i, m.Role)
+		}
+		text, err := flattenContent(m.Content)
+		if err != nil {
+			return client.CompletionRequest{}, fmt.Sprintf("messages[%d].content", i), fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		out.Messages = append(out.Messages, client.IngestMessage{Role: role, Content: text})
+	}
+	if last := out.Messages[len(out.Messages)-1]; last.Role != "user" {
+		return client.CompletionRequest{}, "messages", fmt.Errorf("the last message must have role user, not %q", last.Role)
+	}
+	return out, "", nil
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	ids, err := s.b.Models(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	data := make([]model, 0, len(ids))
+	for _, id := range ids {
+		data = append(data, model{ID: id, Object: "model", OwnedBy: "hologram"})
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", data})
+}
+
+// OpenAI answer shapes.
+type (
+	completionMessageOut struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	completionChoice struct {
+		Index        int                  `json:"index"`
+		Message      completionMessageOut `json:"message"`
+		FinishReason string               `json:"finish_reason"`
+	}
+	completionUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+	completion struct {
+		ID      string             `json:"id"`
+		Object  string             `json:"object"`
+		Created int64              `json:"created"`
+		Model   string             `json:"model"`
+		Choices []completionChoice `json:"choices"`
+		Usage   completionUsage    `json:"usage"`
+	}
+	chunkDelta struct {
+		Role             string `json:"role,omitempty"`
+		Content          string `json:"content,omitempty"`
+		ReasoningContent string `json:"reasoning_content,omitempty"`
+	}
+	chunkChoice struct {
+		Index        int        `json:"index"`
+		Delta        chunkDelta `json:"delta"`
+		FinishReason *string    `json:"finish_reason"`
+	}
+	chunk struct {
+		ID      string        `json:"id"`
+		Object  string        `json:"object"`
+		Created int64         `json:"created"`
+		Model   string        `json:"model"`
+		Choices []chunkChoice `json:"choices"`
+	}
+)
+
+// completionID is "chatcmpl-<turn id>", or a random id when the turn has none.
+func completionID(turnID string) string {
+	if turnID == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		turnID = hex.EncodeToString(b[:])
+	}
+	return "chatcmpl-" + turnID
+}
+
+// handleCompletions serves POST /v1/chat/completions as a full agent turn.
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	var in completionRequest
+	if err := s.decodeJSON(w, r, &in, decodeOptions{allowUnknowns: true}); err != nil {
+		writeOpenAIError(w, err.status, err.msg, "")
+		return
+	}
+	req, param, err := parseCompletion(in, r.Header.Get(sessionHeader))
+	if err != nil {
+		writeOpenAIError(w, http.StatusBadRequest, err.Error(), param)
+		return
+	}
+	model := in.Model
+	if model == "" {
+		model = "hologram"
+	}
+	created := time.Now().Unix()
+	if !in.Stream {
+		s.completeOnce(w, r, req, model, created)
+		return
+	}
+	s.completeStream(w, r, req, model, created)
+}
+
+func (s *Server) completeOnce(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64) {
+	var mu sync.Mutex
+	var turnID string
+	res, err := s.b.Complete(r.Context(), req, func(ev client.ChatEvent) {
+		if ev.Type == client.EventTurn {
+			mu.Lock()
+			turnID = ev.TurnID
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if res.TurnID == "" {
+		mu.Lock()
+		res.TurnID = turnID
+		mu.Unlock()
+	}
+	writeJSON(w, http.StatusOK, completion{
+		ID:      completionID(res.TurnID),
+		Object:  "chat.completion",
+		Created: created,
+		Model:   model,
+		Choices: []completionChoice{{Message: completionMessageOut{Role: "assistant", Content: res.Text}, FinishReason: "stop"}},
+	})
+}
+
+// completeStream streams OpenAI chunks: one with the role, one per delta, one with
+// finish_reason "stop", then `data: [DONE]`.
+func (s *Server) completeStream(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64) {
+	st := newSSE(w)
+	stop := s.keepAlive(st)
+	var (
+		mu         sync.Mutex
+		id         string
+		opened     bool // the role chunk was sent
+		sentDeltas bool
+		done       bool
+	)
+	send := func(d chunkDelta, finish *string) {
+		st.event("", chunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+			Choices: []chunkChoice{{Delta: d, FinishReason: finish}}})
+	}
+	open := func(turnID string) {
+		if !opened {
+			opened = true
+			id = completionID(turnID)
+			send(chunkDelta{Role: "assistant"}, nil)
+		}
+	}
+	res, err := s.b.Complete(r.Context(), req, func(ev client.ChatEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		switch ev.Type {
+		case client.EventTurn:
+			open(ev.TurnID)
+		case client.EventDelta:
+			if ev.Text != "" {
+				open(ev.TurnID)
+				sentDeltas = true
+				send(chunkDelta{Content: ev.Text}, nil)
+			}
+		case client.EventReasoning:
+			if ev.Text != "" {
+				open(ev.TurnID)
+				send(chunkDelta{ReasoningContent: ev.Text}, nil)
+			}
+		}
+	})
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	done = true
+	if err != nil {
+		if !st.isStarted() {
+			st.close()
+			s.fail(w, r, err)
+			return
+		}
+		status, msg := errorStatus(err)
+		if status == statusClientClosed {
+			msg = "turn cancelled"
+		}
+		d := openAIErrorDetail{Message: msg, Type: openAIErrorType(status)}
+		st.event("", openAIError{Error: d})
+		st.close()
+		return
+	}
+	open(res.TurnID)
+	if !sentDeltas && res.Text != "" {
+		send(chunkDelta{Content: res.Text}, nil)
+	}
+	stopReason := "stop"
+	send(chunkDelta{}, &stopReason)
+	st.write([]byte("data: [DONE]\n\n"), false)
+	st.close()
+}

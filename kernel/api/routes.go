@@ -1,0 +1,179 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// routes registers every route of docs/api.md.
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /api/v1/health", s.handleHealth)
+	m.HandleFunc("GET /api/v1/status", s.handleStatus)
+	m.HandleFunc("POST /api/v1/chat", s.handleChat)
+	m.HandleFunc("POST /api/v1/turns/{id}/cancel", s.handleCancel)
+	m.HandleFunc("GET /api/v1/sessions", s.handleSessions)
+	m.HandleFunc("POST /api/v1/sessions", s.handleCreateSession)
+	m.HandleFunc("PUT /api/v1/sessions/{id}/instructions", s.handleInstructions)
+	m.HandleFunc("GET /api/v1/sessions/{id}/history", s.handleHistory)
+	m.HandleFunc("GET /api/v1/providers", s.handleProviders)
+	m.HandleFunc("POST /api/v1/providers", s.handleAddProvider)
+	m.HandleFunc("DELETE /api/v1/providers/{name}", s.handleRemoveProvider)
+	m.HandleFunc("GET /api/v1/tools", s.handleTools)
+	m.HandleFunc("GET /v1/models", s.handleModels)
+	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	h, err := s.b.Health(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if h.Version == "" {
+		h.Version = s.version
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := s.b.Status(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if st.Version == "" {
+		st.Version = s.version
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	if err := s.b.Cancel(r.Context(), r.PathValue("id")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
+	ss, err := s.b.Sessions(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if ss == nil {
+		ss = []client.Session{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Sessions []client.Session `json:"sessions"`
+	}{ss})
+}
+
+func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+	var in client.Session
+	if err := s.decodeJSON(w, r, &in, decodeOptions{allowEmpty: true}); err != nil {
+		s.writeError(w, r, err.status, err.msg)
+		return
+	}
+	out, err := s.b.CreateSession(r.Context(), in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) handleInstructions(w http.ResponseWriter, r *http.Request) {
+	var in client.Instructions
+	if err := s.decodeJSON(w, r, &in, decodeOptions{}); err != nil {
+		s.writeError(w, r, err.status, err.msg)
+		return
+	}
+	out, err := s.b.SetInstructions(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	limit := 0
+	if v, ok := r.URL.Query()["limit"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+		if err != nil || n < 0 || len(v) > 1 {
+			s.writeError(w, r, http.StatusBadRequest, "limit must be one integer >= 0, got "+quote(strings.Join(v, ",")))
+			return
+		}
+		limit = n
+	}
+	msgs, err := s.b.History(r.Context(), r.PathValue("id"), limit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if msgs == nil {
+		msgs = []client.Message{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Messages []client.Message `json:"messages"`
+	}{msgs})
+}
+
+func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
+	ps, err := s.b.Providers(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if ps == nil {
+		ps = []client.Provider{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Providers []client.Provider `json:"providers"`
+	}{ps})
+}
+
+func (s *Server) handleAddProvider(w http.ResponseWriter, r *http.Request) {
+	var in client.ProviderConfig
+	if err := s.decodeJSON(w, r, &in, decodeOptions{}); err != nil {
+		s.writeError(w, r, err.status, err.msg)
+		return
+	}
+	if strings.TrimSpace(in.Name) == "" {
+		s.writeError(w, r, http.StatusBadRequest, "provider name is empty")
+		return
+	}
+	out, err := s.b.AddProvider(r.Context(), in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) handleRemoveProvider(w http.ResponseWriter, r *http.Request) {
+	if err := s.b.RemoveProvider(r.Context(), r.PathValue("name")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.b.Tools(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if ts == nil {
+		ts = []client.Tool{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Tools []client.Tool `json:"tools"`
+	}{ts})
+}
