@@ -4,5 +4,5 @@ go 1.26
 
 require (
 	github.com/BurntSushi/toml v1.6.0
-	github.com/mattn/go-sqlite3 v1.14.53 // indirect
+	github.com/mattn/go-sqlite3 v1.14.53
 )

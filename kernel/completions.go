@@ -52,6 +52,9 @@ func (k *Kernel) Complete(ctx context.Context, req client.CompletionRequest, emi
 			return client.ChatResult{}, mapErr(err)
 		}
 	}
+	if err := k.checkProvider(sess.Model); err != nil {
+		return client.ChatResult{}, err
+	}
 	if err := k.ingest(ctx, req.Session, prior); err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}

@@ -93,17 +93,28 @@ func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(cli
 	if session == "" {
 		session = defaultSession
 	}
-	if _, err := k.store.GetSession(ctx, session); err != nil {
+	sess, err := k.store.GetSession(ctx, session)
+	if err != nil {
 		if errors.Is(err, memory.ErrNotFound) {
 			return client.ChatResult{}, fmt.Errorf("%w: unknown session %q (create it with `waiter session new %s`)", client.ErrNotFound, session, session)
 		}
 		return client.ChatResult{}, mapErr(err)
+	}
+	if err := k.checkProvider(sess.Model); err != nil {
+		return client.ChatResult{}, err
 	}
 	channel := req.Channel
 	if channel == "" {
 		channel = "api"
 	}
 	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel}, emit)
+}
+
+// checkProvider fails early, before a turn starts streaming, when no provider can answer: so
+// the HTTP API can answer 503 instead of opening a stream that only carries the error.
+func (k *Kernel) checkProvider(model string) error {
+	_, err := k.resolveProvider(model)
+	return mapErr(err)
 }
 
 // runTurn registers a turn (for Cancel and Drain), serialises turns per session and runs the agent.
@@ -149,10 +160,15 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 	if err != nil {
 		if cause := context.Cause(tctx); cause != nil && errors.Is(cause, ErrClosing) {
 			err = fmt.Errorf("turn cancelled: %w", ErrClosing)
+		} else if errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("turn cancelled: %w", err)
 		}
+		err = mapErr(err)
+		emit(client.ChatEvent{Type: client.EventError, TurnID: tr.TurnID, Session: tr.Session, Text: err.Error()})
 		k.publish("turn_failed", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "error": err.Error()})
-		return out, mapErr(err)
+		return out, err
 	}
+	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text})
 	k.publish("turn_finished", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "stop": res.Stop, "rounds": res.Rounds})
 	return out, nil
 }

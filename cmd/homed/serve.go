@@ -95,7 +95,14 @@ func serve(ctx context.Context, cfg config.Config, env func(string) string, stdo
 	sctx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServing()
 	errc := make(chan error, 2)
-	go func() { errc <- srv.ServeUnix(sctx, cfg.Socket) }()
+	unixLn, err := srv.ListenUnix(ctx, cfg.Socket)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return err
+	}
+	go func() { errc <- srv.ServeUnixListener(sctx, unixLn) }()
 	if ln != nil {
 		go func() { errc <- srv.ServeTCP(sctx, ln, tlsConf, cfg.Insecure) }()
 	}

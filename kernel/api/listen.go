@@ -21,33 +21,51 @@ import (
 // replaced, but a socket some process still answers on is an error. The socket is made 0600, and
 // each connection's peer uid (SO_PEERCRED) must equal the process's: others are closed and logged.
 func (s *Server) ServeUnix(ctx context.Context, path string) error {
+	ln, err := s.ListenUnix(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.ServeUnixListener(ctx, ln)
+}
+
+// ListenUnix prepares and opens the socket of [Server.ServeUnix] without serving it yet, so a
+// caller can report readiness only once connections are accepted. Serve the listener with
+// [Server.ServeUnixListener].
+func (s *Server) ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 	if s.isClosed() {
-		return http.ErrServerClosed
+		return nil, http.ErrServerClosed
 	}
 	if err := s.prepareSocketDir(filepath.Dir(path)); err != nil {
-		return err
+		return nil, err
 	}
 	if err := removeStaleSocket(ctx, path); err != nil {
-		return err
+		return nil, err
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "unix", path)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", path, err)
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = ln.Close()
+		_ = os.Remove(path)
+		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
+	}
+	return &peerListener{Listener: ln, uid: s.peerUID, s: s}, nil
+}
+
+// ServeUnixListener serves a listener from [Server.ListenUnix] until ctx is done, then shuts down
+// gracefully and removes the socket file.
+func (s *Server) ServeUnixListener(ctx context.Context, ln net.Listener) error {
+	path := ln.Addr().String()
 	defer func() {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("api: remove socket", "path", path, "err", err)
 		}
 	}()
-	if err := os.Chmod(path, 0o600); err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("chmod socket %s: %w", path, err)
-	}
-	pl := &peerListener{Listener: ln, uid: s.peerUID, s: s}
 	srv := s.newHTTPServer(transportUnix, "")
 	s.log.Info("api: serving", "socket", path)
-	return s.serve(ctx, srv, pl, false)
+	return s.serve(ctx, srv, ln, false)
 }
 
 // prepareSocketDir creates dir 0700 or checks an existing one is ours and private.

@@ -53,6 +53,8 @@ type Store struct {
 	clock func() time.Time
 	w     *sql.DB // one connection: the only writer
 	r     *sql.DB // read-only pool
+	tails *tailCache
+	ckpt  *checkpointer // nil until Open has set the writer up
 
 	closeOnce sync.Once
 	closeErr  error
@@ -88,7 +90,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open memory store: %w", err)
 	}
 
-	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock}
+	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock, tails: newTailCache(512, 64)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -110,11 +112,23 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.w.Close()
 		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
 	}
+	// Checkpoints normally run in the background (see checkpointer); the automatic one inside a
+	// commit stays only as a bound on the WAL under continuous writes, which leave the background
+	// checkpointer no quiet moment to finish in.
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint=%d", walBoundPages)); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
+	}
+	if s.ckpt, err = startCheckpointer(ctx, uri, s.log.Warn); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
+	}
 
 	// The reader pool is opened after the writer has switched the file to WAL, so read-only
 	// connections find the -wal and -shm files in place.
 	s.r, err = sql.Open("sqlite3", uri+"?mode=ro&_busy_timeout=5000&_foreign_keys=on&_query_only=on")
 	if err != nil {
+		s.ckpt.close()
 		s.w.Close()
 		return nil, fmt.Errorf("open memory store %s: readers: %w", abs, err)
 	}
@@ -267,6 +281,9 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.ckpt != nil {
+			errs = append(errs, s.ckpt.close())
+		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}

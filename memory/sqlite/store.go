@@ -202,6 +202,8 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("append events: commit: %w", err)
 	}
+	s.tails.appended(out)
+	s.ckpt.committed()
 	return out, nil
 }
 
@@ -260,11 +262,18 @@ func (s *Store) sessionExists(ctx context.Context, id string) error {
 
 // History implements [memory.Store]. An unknown session is ErrNotFound.
 func (s *Store) History(ctx context.Context, session string, limit int) ([]memory.Event, error) {
+	if evs, ok := s.tails.get(session, limit); ok {
+		return evs, nil
+	}
+	gen := s.tails.generation(session)
+	asked := limit
 	if limit <= 0 {
-		limit = -1
+		asked = -1
+	} else if limit < s.tails.cap {
+		asked = s.tails.cap // read a whole tail once, serve the next turns from memory
 	}
 	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM
-		(SELECT * FROM events WHERE session = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, session, limit)
+		(SELECT * FROM events WHERE session = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, session, asked)
 	if err != nil {
 		return nil, fmt.Errorf("history of session %q: %w", session, err)
 	}
@@ -272,6 +281,10 @@ func (s *Store) History(ctx context.Context, session string, limit int) ([]memor
 		if err := s.sessionExists(ctx, session); err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}
+	}
+	s.tails.install(session, gen, evs, asked < 0 || len(evs) < asked)
+	if limit > 0 && len(evs) > limit {
+		evs = evs[len(evs)-limit:]
 	}
 	return evs, nil
 }

@@ -8,12 +8,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/hologramagent/hologram/kernel/llm"
 )
 
 // maxLine is the longest SSE line accepted (a whole tool-call argument can arrive in one line).
 const maxLine = 16 << 20
+
+// scanBufs recycles the scanners' initial 64 KiB buffers: one per streamed reply was a quarter of
+// the kernel's allocations per turn. (Lines longer than that grow a private buffer, never pooled.)
+var scanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // errEarlyEOF is returned for a stream that ends with neither [DONE] nor a finish_reason.
 var errEarlyEOF = errors.New("stream ended early")
@@ -81,7 +86,9 @@ func (a *accumulator) chunk(w *wireResponse, onDelta func(llm.Delta)) {
 func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Response, error) {
 	var acc accumulator
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	buf := scanBufs.Get().(*[]byte)
+	defer scanBufs.Put(buf)
+	sc.Buffer((*buf)[:0], maxLine)
 	var data []byte
 	haveData := false
 	chunks := 0     // JSON chunks dispatched

@@ -1,0 +1,351 @@
+// Package kerneltest is the conformance suite of client.Service (the restic backend-test
+// pattern): every implementation — the kernel in-process and the HTTP client talking to the
+// kernel's API — must pass the same tests, which is how remote mode stays at parity.
+//
+// Import it only from _test.go files.
+package kerneltest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
+)
+
+// Setup returns a fresh Service over an empty data dir (no providers, only the default session
+// "main"); the suite configures providers itself.
+type Setup func(t *testing.T) client.Service
+
+// Run runs the conformance suite against the Service setup returns.
+func Run(t *testing.T, setup Setup) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s client.Service)
+	}{
+		{"HealthAndStatus", testHealthAndStatus},
+		{"Providers", testProviders},
+		{"ChatWithoutProvider", testChatWithoutProvider},
+		{"ChatStreamsAndStores", testChatStreamsAndStores},
+		{"ToolTurn", testToolTurn},
+		{"Sessions", testSessions},
+		{"Cancel", testCancel},
+		{"ServerErrorSurfaces", testServerErrorSurfaces},
+		{"Tools", testTools},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, setup(t)) })
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func addFake(t *testing.T, s client.Service) *llmtest.Server {
+	t.Helper()
+	fake := llmtest.NewServer(t)
+	if _, err := s.AddProvider(ctxT(t), client.ProviderConfig{Name: "fake", BaseURL: fake.URL(), Model: "fake-1", APIKey: "sk-suite"}); err != nil {
+		t.Fatalf("AddProvider: %v", err)
+	}
+	return fake
+}
+
+func testHealthAndStatus(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	h, err := s.Health(ctx)
+	if err != nil || !h.OK || !h.Ready || h.Version == "" {
+		t.Fatalf("Health = %+v, %v", h, err)
+	}
+	st, err := s.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Version == "" || st.PID == 0 || st.Sessions < 1 || st.Tools < 1 || len(st.Ready) == 0 || len(st.Pending) != 0 {
+		t.Fatalf("Status = %+v", st)
+	}
+}
+
+func testProviders(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	ps, err := s.Providers(ctx)
+	if err != nil || len(ps) != 0 {
+		t.Fatalf("Providers on a fresh kernel = %v, %v", ps, err)
+	}
+	bad := []client.ProviderConfig{
+		{Name: "", BaseURL: "http://x/v1", Model: "m"},
+		{Name: "p", BaseURL: "ftp://x", Model: "m"},
+		{Name: "p", BaseURL: "http://x/v1", Model: ""},
+		{Name: "has space", BaseURL: "http://x/v1", Model: "m"},
+	}
+	for _, p := range bad {
+		if _, err := s.AddProvider(ctx, p); !errors.Is(err, client.ErrInvalid) {
+			t.Errorf("AddProvider(%+v) = %v, want ErrInvalid", p, err)
+		}
+	}
+	got, err := s.AddProvider(ctx, client.ProviderConfig{Name: "b", BaseURL: "http://127.0.0.1:9/v1/", Model: "m1", APIKey: "sk-x", Priority: 2})
+	if err != nil || got.Name != "b" || !got.HasKey || got.BaseURL != "http://127.0.0.1:9/v1" {
+		t.Fatalf("AddProvider = %+v, %v", got, err)
+	}
+	if _, err := s.AddProvider(ctx, client.ProviderConfig{Name: "a", BaseURL: "http://127.0.0.1:9/v1", Model: "m2", Priority: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err = s.Providers(ctx)
+	if err != nil || len(ps) != 2 || ps[0].Name != "a" || ps[1].Name != "b" || ps[0].HasKey {
+		t.Fatalf("Providers = %+v, %v (want a then b, by priority)", ps, err)
+	}
+	if err := s.RemoveProvider(ctx, "nope"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("RemoveProvider(unknown) = %v", err)
+	}
+	if err := s.RemoveProvider(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if ps, _ = s.Providers(ctx); len(ps) != 1 {
+		t.Fatalf("after remove: %+v", ps)
+	}
+}
+
+func testChatWithoutProvider(t *testing.T, s client.Service) {
+	_, err := s.Chat(ctxT(t), client.ChatRequest{Input: "hello"}, nil)
+	if !errors.Is(err, client.ErrUnavailable) || !strings.Contains(err.Error(), "no LLM provider") {
+		t.Fatalf("Chat without provider = %v", err)
+	}
+	if _, err := s.Chat(ctxT(t), client.ChatRequest{Input: "  "}, nil); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("empty input = %v", err)
+	}
+}
+
+// collect records events; emit is called from one goroutine but tests read after Chat returns.
+type collect struct {
+	mu  sync.Mutex
+	evs []client.ChatEvent
+}
+
+func (c *collect) emit(ev client.ChatEvent) { c.mu.Lock(); c.evs = append(c.evs, ev); c.mu.Unlock() }
+func (c *collect) types() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, e := range c.evs {
+		if len(out) == 0 || out[len(out)-1] != e.Type {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+func testChatStreamsAndStores(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	fake := addFake(t, s)
+	var c collect
+	res, err := s.Chat(ctx, client.ChatRequest{Input: "hello kernel"}, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "PONG hello kernel" || res.Session != "main" || res.TurnID == "" {
+		t.Fatalf("result %+v", res)
+	}
+	if got := strings.Join(c.types(), ","); got != "turn,delta,final" {
+		t.Fatalf("event types %s, want turn,delta,final", got)
+	}
+	var text string
+	for _, e := range c.evs {
+		if e.Type == client.EventDelta {
+			text += e.Text
+		}
+		if e.Type == client.EventFinal && e.Text != res.Text {
+			t.Fatalf("final event %q != result %q", e.Text, res.Text)
+		}
+		if e.TurnID != res.TurnID {
+			t.Fatalf("event %+v has another turn id than %s", e, res.TurnID)
+		}
+	}
+	if text != res.Text {
+		t.Fatalf("deltas %q != final %q", text, res.Text)
+	}
+	if reqs := fake.Requests(); len(reqs) != 1 || reqs[0].Auth != "Bearer sk-suite" {
+		t.Fatalf("LLM requests %+v", reqs)
+	}
+	hist, err := s.History(ctx, "main", 0)
+	if err != nil || len(hist) != 2 || hist[0].Role != "user" || hist[1].Content != "PONG hello kernel" || hist[1].TurnID != res.TurnID {
+		t.Fatalf("History = %+v, %v", hist, err)
+	}
+	// A second turn sees the first in its prompt.
+	if _, err := s.Chat(ctx, client.ChatRequest{Input: "again"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fake.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if len(last) < 3 || last[len(last)-3].Content != "hello kernel" {
+		t.Fatalf("second prompt lacks the first turn: %+v", last)
+	}
+	if h, _ := s.History(ctx, "main", 1); len(h) != 1 || h[0].Content != "PONG again" {
+		t.Fatalf("History(limit 1) = %+v", h)
+	}
+}
+
+func testToolTurn(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	addFake(t, s)
+	var c collect
+	res, err := s.Chat(ctx, client.ChatRequest{Input: "what time is it?"}, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Text, "DONE ") {
+		t.Fatalf("reply %q", res.Text)
+	}
+	var call, result *client.ToolEvent
+	for _, e := range c.evs {
+		switch e.Type {
+		case client.EventToolCall:
+			call = e.Tool
+		case client.EventToolResult:
+			result = e.Tool
+		}
+	}
+	if call == nil || call.Name != "time_now" || result == nil || result.Status != "ok" || result.ID != call.ID || result.Result == "" {
+		t.Fatalf("tool events call=%+v result=%+v", call, result)
+	}
+	hist, _ := s.History(ctx, "main", 0)
+	var calls, results int
+	for _, m := range hist {
+		calls += len(m.ToolCalls)
+		if m.Role == "tool" {
+			results++
+			if m.ToolCallID != call.ID || m.ToolStatus != "ok" {
+				t.Fatalf("stored result %+v", m)
+			}
+		}
+	}
+	if calls != 1 || results != 1 {
+		t.Fatalf("history has %d calls and %d results: %+v", calls, results, hist)
+	}
+}
+
+func testSessions(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	fake := addFake(t, s)
+	ss, err := s.CreateSession(ctx, client.Session{ID: "work", Title: "Work", SystemPrompt: "You are terse."})
+	if err != nil || ss.ID != "work" || ss.SystemPrompt != "You are terse." {
+		t.Fatalf("CreateSession = %+v, %v", ss, err)
+	}
+	if _, err := s.CreateSession(ctx, client.Session{ID: "work"}); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("duplicate CreateSession = %v", err)
+	}
+	if _, err := s.CreateSession(ctx, client.Session{ID: "bad id!"}); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("bad id = %v", err)
+	}
+	gen, err := s.CreateSession(ctx, client.Session{})
+	if err != nil || gen.ID == "" {
+		t.Fatalf("generated id: %+v %v", gen, err)
+	}
+	if _, err := s.Chat(ctx, client.ChatRequest{Session: "work", Input: "hi"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fake.Requests()
+	if m := reqs[len(reqs)-1].Messages; len(m) == 0 || m[0].Role != "system" || !strings.Contains(m[0].Content, "You are terse.") {
+		t.Fatalf("session system prompt not sent: %+v", m)
+	}
+	up, err := s.SetInstructions(ctx, "work", client.Instructions{SystemPrompt: "Be kind.", Model: "fake-2"})
+	if err != nil || up.SystemPrompt != "Be kind." || up.Model != "fake-2" {
+		t.Fatalf("SetInstructions = %+v, %v", up, err)
+	}
+	if _, err := s.Chat(ctx, client.ChatRequest{Session: "work", Input: "hi again"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs = fake.Requests()
+	if r := reqs[len(reqs)-1]; r.Model != "fake-2" || !strings.Contains(r.Messages[0].Content, "Be kind.") {
+		t.Fatalf("instructions not applied: model %q, %+v", r.Model, r.Messages[0])
+	}
+	if _, err := s.SetInstructions(ctx, "nope", client.Instructions{}); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("SetInstructions(unknown) = %v", err)
+	}
+	if _, err := s.Chat(ctx, client.ChatRequest{Session: "nope", Input: "x"}, nil); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("Chat(unknown session) = %v", err)
+	}
+	if _, err := s.History(ctx, "nope", 0); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("History(unknown) = %v", err)
+	}
+	list, err := s.Sessions(ctx)
+	if err != nil || len(list) != 3 || list[0].ID != "work" {
+		t.Fatalf("Sessions = %+v, %v (want 3, the busiest first)", list, err)
+	}
+}
+
+func testCancel(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	fake := addFake(t, s)
+	if err := s.Cancel(ctx, "t-unknown"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("Cancel(unknown) = %v", err)
+	}
+	fake.Script(llmtest.Reply{Text: "never ends", Hang: true})
+	turnID := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Chat(ctx, client.ChatRequest{Input: "hang please"}, func(ev client.ChatEvent) {
+			if ev.Type == client.EventTurn {
+				turnID <- ev.TurnID
+			}
+		})
+		done <- err
+	}()
+	id := <-turnID
+	if err := fake.Wait(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Cancel(ctx, id); err != nil {
+		t.Fatalf("Cancel: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cancel") {
+			t.Fatalf("cancelled turn returned %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("cancelled turn did not return")
+	}
+	hist, _ := s.History(ctx, "main", 0)
+	if len(hist) == 0 || hist[0].Content != "hang please" {
+		t.Fatalf("the user's message is lost after cancel: %+v", hist)
+	}
+	// The session still works and the history the LLM sees is well paired.
+	if res, err := s.Chat(ctx, client.ChatRequest{Input: "after cancel"}, nil); err != nil || res.Text != "PONG after cancel" {
+		t.Fatalf("after cancel: %+v %v", res, err)
+	}
+}
+
+func testServerErrorSurfaces(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	fake := addFake(t, s)
+	fake.Script(llmtest.Reply{Status: 400, Message: "insufficient tool messages following tool_calls message"})
+	_, err := s.Chat(ctx, client.ChatRequest{Input: "x"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "insufficient tool messages") {
+		t.Fatalf("server message lost: %v", err)
+	}
+	fake.Script(llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c9", Name: "missing_tool", Arguments: "{}"}}})
+	res, err := s.Chat(ctx, client.ChatRequest{Input: "y"}, nil)
+	if err != nil || !strings.Contains(res.Text, "unknown tool") {
+		t.Fatalf("unknown tool: %+v %v", res, err)
+	}
+}
+
+func testTools(t *testing.T, s client.Service) {
+	ts, err := s.Tools(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range ts {
+		if tool.Name == "time_now" && tool.ParallelSafe && tool.Source == "builtin" && tool.Description != "" && tool.Parameters != nil {
+			return
+		}
+	}
+	t.Fatalf("time_now missing or incomplete: %+v", ts)
+}
