@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +123,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		sessLock: map[string]*sync.Mutex{},
 	}
 	k.state.Declare(FacilityStore, FacilityProviders, FacilityAgent)
-	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: kernelOnlyGuard})
+	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: events.DenyPluginTypes(isKernelEvent)})
 	k.agent = agent.New(agent.Options{
 		Store:        deps.Store,
 		Provider:     k.resolveProvider,
@@ -145,14 +146,9 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	return k, nil
 }
 
-// kernelOnlyGuard refuses kernel event types published by plugins: plugins never publish kernel
-// events (ARCHITECTURE.md §5).
-func kernelOnlyGuard(ev events.Event) (bool, string) {
-	if ev.Publisher.Kind == events.KindPlugin && len(ev.Type) > 5 && ev.Type[:5] == "turn_" {
-		return false, "plugins may not publish kernel event " + ev.Type
-	}
-	return true, ""
-}
+// isKernelEvent says which event types only the kernel may publish (ARCHITECTURE.md §5: plugins
+// never publish kernel events).
+func isKernelEvent(typ string) bool { return strings.HasPrefix(typ, "turn_") }
 
 // Start loads the providers, marks the facilities ready and the kernel complete. The store is
 // already open (the binary opened it).

@@ -149,6 +149,28 @@ func (h *homed) stop(t *testing.T) {
 	}
 }
 
+// listening returns the address and TLS fingerprint homed logged before it was ready.
+func (h *homed) listening(t *testing.T) (addr, fp string) {
+	t.Helper()
+	for _, line := range strings.Split(h.stderr.String(), "\n") {
+		if !strings.Contains(line, `msg="api listening"`) {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "addr="); ok {
+				addr = v
+			}
+			if v, ok := strings.CutPrefix(f, "fingerprint="); ok {
+				fp = v
+			}
+		}
+	}
+	if addr == "" {
+		t.Fatalf("homed logged no listening address:\n%s", h.stderr)
+	}
+	return addr, fp
+}
+
 func (h *homed) kill9() {
 	h.cmd.Process.Signal(syscall.SIGKILL)
 	<-h.done
@@ -481,14 +503,9 @@ func TestRemoteTokenAndFingerprint(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := e.start("--listen", "127.0.0.1:0", "--token-file", tokenFile, "--tls-cert", filepath.Join(certDir, "c.pem"), "--tls-key", filepath.Join(certDir, "k.pem"))
-	addr := ""
-	for _, line := range strings.Split(h.stdout.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, "listening on "); ok {
-			addr = strings.TrimSpace(v)
-		}
-	}
-	if addr == "" || !strings.Contains(h.stdout.String(), fp) {
-		t.Fatalf("homed did not print its address and fingerprint %s: %q", fp, h.stdout.String())
+	addr, logged := h.listening(t)
+	if logged != fp {
+		t.Fatalf("homed logged fingerprint %q, want %s", logged, fp)
 	}
 	url := "https://" + addr
 	wrongTok := filepath.Join(e.root, "wrong")
@@ -512,6 +529,10 @@ func TestRemoteTokenAndFingerprint(t *testing.T) {
 				t.Fatalf("exit %d (want %d), output %q %q lacks %q", code, tc.wantCode, out, errOut, tc.wantMsg)
 			}
 		})
+	}
+	h.stop(t) // stdout is complete once homed has exited
+	if out := h.stdout.String(); !strings.Contains(out, "TLS certificate fingerprint (sha256): "+fp) || !strings.Contains(out, "listening on "+addr) {
+		t.Fatalf("homed did not print its address and fingerprint: %q", out)
 	}
 }
 
@@ -570,5 +591,38 @@ func TestFaultsSurfaceClearly(t *testing.T) {
 				t.Fatalf("HTTP %d %s, want %d containing %q", code, body, tc.want, tc.msg)
 			}
 		})
+	}
+}
+
+// Off loopback TLS is always on: with no certificate given, homed generates a self-signed one,
+// prints its fingerprint, and a client pinning it gets in.
+func TestNonLoopbackListenGeneratesPinnedTLS(t *testing.T) {
+	e := newEnv(t)
+	tokenFile := filepath.Join(e.root, "token")
+	h := e.start("--listen", "0.0.0.0:0", "--token-file", tokenFile)
+	addr, fp := h.listening(t)
+	_, port, _ := net.SplitHostPort(addr)
+	if len(fp) != 64 || port == "" {
+		t.Fatalf("no fingerprint or port printed: %q", h.stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(e.data, "tls", "cert.pem")); err != nil {
+		t.Fatalf("certificate not kept in the data dir: %v", err)
+	}
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file not created 0600: %v %v", fi, err)
+	}
+	url := "https://127.0.0.1:" + port
+	out, errOut, code := e.waiter("", nil, "--remote", url, "--token-file", tokenFile, "--fingerprint", "SHA256:"+strings.ToUpper(fp), "status", "--json")
+	if code != 0 || !strings.Contains(out, `"version"`) {
+		t.Fatalf("pinned status: exit %d %q %q", code, out, errOut)
+	}
+	// Plain HTTP to the TLS port gets nowhere.
+	resp, err := http.Get("http://127.0.0.1:" + port + "/api/v1/health")
+	if err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 && strings.Contains(string(body), `"ok"`) {
+			t.Fatalf("plain HTTP answered on the TLS port: %s", body)
+		}
 	}
 }

@@ -172,7 +172,10 @@ func tcpListener(cfg config.Config, env func(string) string, log *slog.Logger, s
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--listen %q: %w", cfg.Listen, err)
 	}
-	var tlsConf *tls.Config
+	var (
+		tlsConf *tls.Config
+		fp      string
+	)
 	loopback := isLoopbackHost(host)
 	switch {
 	case cfg.TLSCert != "":
@@ -181,7 +184,7 @@ func tcpListener(cfg config.Config, env func(string) string, log *slog.Logger, s
 			return nil, nil, "", fmt.Errorf("loading TLS certificate: %w", err)
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		fmt.Fprintf(stdout, "TLS certificate fingerprint (sha256): %s\n", security.Fingerprint(cert.Certificate[0]))
+		fp = security.Fingerprint(cert.Certificate[0])
 	case !loopback && !cfg.Insecure:
 		hosts := []string{}
 		if host != "" && host != "0.0.0.0" && host != "::" {
@@ -190,19 +193,24 @@ func tcpListener(cfg config.Config, env func(string) string, log *slog.Logger, s
 		if hn, err := os.Hostname(); err == nil {
 			hosts = append(hosts, hn)
 		}
-		cert, fp, err := security.LoadOrCreateSelfSigned(filepath.Join(cfg.DataDir, "tls", "cert.pem"), filepath.Join(cfg.DataDir, "tls", "key.pem"), hosts)
+		var cert tls.Certificate
+		cert, fp, err = security.LoadOrCreateSelfSigned(filepath.Join(cfg.DataDir, "tls", "cert.pem"), filepath.Join(cfg.DataDir, "tls", "key.pem"), hosts)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("self-signed certificate: %w", err)
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		fmt.Fprintf(stdout, "TLS certificate fingerprint (sha256): %s\n", fp)
 		log.Info("serving TLS with a self-signed certificate; clients pin it with --fingerprint", "fingerprint", fp)
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--listen: %w", err)
 	}
+	// Printed for people and scripts, and logged (before "homed ready") for tests and journals.
+	if fp != "" {
+		fmt.Fprintf(stdout, "TLS certificate fingerprint (sha256): %s\n", fp)
+	}
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+	log.Info("api listening", "addr", ln.Addr().String(), "tls", tlsConf != nil, "fingerprint", fp)
 	return ln, tlsConf, token, nil
 }
 

@@ -28,6 +28,7 @@ type checkpointer struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	log     func(msg string, args ...any)
+	ran     func(error) // test hook: called after each checkpoint; set before the first commit
 }
 
 func startCheckpointer(ctx context.Context, uri string, log func(string, ...any)) (*checkpointer, error) {
@@ -63,8 +64,12 @@ func (c *checkpointer) loop() {
 		case <-c.stop:
 			return
 		case <-c.kick:
-			if _, err := c.db.Exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+			_, err := c.db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+			if err != nil {
 				c.log("background checkpoint failed", "err", err)
+			}
+			if c.ran != nil {
+				c.ran(err)
 			}
 		}
 	}
