@@ -18,9 +18,13 @@ if ! "$bin/waiter" status >/dev/null 2>&1; then
   for _ in $(seq 100); do [ -S "$sock" ] && "$bin/waiter" status >/dev/null 2>&1 && break; kill -0 $started 2>/dev/null || { tail -5 "$log"; exit 1; }; sleep 0.1; done
   echo "homed started (pid $started, log $log)"
 fi
-if [ "$("$bin/waiter" provider list --json 2>/dev/null | tr -d ' \n')" = "[]" ]; then
-  echo "No LLM provider yet. Add one in another terminal, e.g.:"
-  echo "  HOLOGRAM_SOCKET=$sock HOLOGRAM_API_KEY=sk-... $bin/waiter provider add openai --base-url https://api.openai.com/v1 --model gpt-4o-mini"
-  echo "  HOLOGRAM_SOCKET=$sock $bin/waiter provider add local --base-url http://127.0.0.1:11434/v1 --model qwen2.5 </dev/null"
+if [ "$("$bin/waiter" provider list --json 2>/dev/null | tr -d ' \n')" = "[]" ] && [ -t 0 ]; then
+  echo "No LLM provider yet. Any OpenAI-compatible server works (OpenAI, DeepSeek, Qwen, OpenRouter,"
+  echo "or a local Ollama/llama.cpp/vLLM server)."
+  read -r -p "Base URL [https://api.openai.com/v1]: " url; url=${url:-https://api.openai.com/v1}
+  read -r -p "Model [gpt-4o-mini]: " model; model=${model:-gpt-4o-mini}
+  read -r -s -p "API key (hidden; empty for a local server): " key; echo
+  HOLOGRAM_API_KEY=$key "$bin/waiter" provider add default --base-url "$url" --model "$model" </dev/null \
+    || echo "(add one later with: waiter provider add NAME --base-url URL --model M)"
 fi
 "$bin/waiter" chat
