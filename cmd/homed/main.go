@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hologramagent/hologram/kernel/config"
@@ -32,7 +33,8 @@ func main() {
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
 	cfg, rest, err := config.Load("homed", args, env)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, err)
+		fmt.Fprintln(stdout, strings.TrimSpace(strings.TrimPrefix(err.Error(), flag.ErrHelp.Error())))
+		fmt.Fprintln(stdout, "\nCommands:\n  bench [--turns N] [--starts N]\n    \tmeasure start to ready, API overhead per turn and idle RSS\n  version\n    \tprint the version")
 		return 0
 	}
 	if err != nil {
