@@ -101,6 +101,14 @@ type Event struct {
 	Scene      string `json:"scene,omitempty"`
 	Scope      Scope  `json:"scope"`
 	Tokens     int    `json:"tokens"`
+	// Meta is free-form metadata kept with the event (e.g. an imported conversation's turn id).
+	Meta map[string]string `json:"meta,omitempty"`
+	// Layer is where the event lives: LayerL1 (its session's context window) or LayerL2 (cold
+	// context). New events are L1.
+	Layer Layer `json:"layer"`
+	// Accesses counts Peeks of the event in L2; LastAccess is the latest (zero: never).
+	Accesses   int       `json:"accesses"`
+	LastAccess time.Time `json:"last_access"`
 }
 
 // Session is one conversation with its own instructions.
@@ -111,6 +119,12 @@ type Session struct {
 	Model        string    `json:"model"` // empty: the default provider's model
 	Created      time.Time `json:"created"`
 	Updated      time.Time `json:"updated"`
+	// Channel and Partner say where the conversation happens ("api", "waiter", "qq"…; a group or
+	// person id); Scope is the scope of the session's events and decides what it may see. The
+	// owner's own sessions are private and see everything.
+	Channel string `json:"channel,omitempty"`
+	Partner string `json:"partner,omitempty"`
+	Scope   Scope  `json:"scope"`
 }
 
 // Store is the memory store. Implementations are safe for concurrent use.
