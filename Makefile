@@ -63,3 +63,16 @@ fmt:
 
 clean:
 	rm -rf $(BIN)
+
+# jieba-dict copies gojieba's five dictionary files into build/jieba/, where the memory
+# tokenizer (memory/embed.ResolveJiebaDir) finds them in a checkout; packages ship the same
+# files under /usr/lib/hologram/jieba/.
+JIEBA_VERSION := v1.4.6
+JIEBA_FILES := jieba.dict.utf8 hmm_model.utf8 user.dict.utf8 idf.utf8 stop_words.utf8
+.PHONY: jieba-dict
+jieba-dict:
+	@src="$$($(GO) env GOMODCACHE)/github.com/yanyiwu/gojieba@$(JIEBA_VERSION)/deps/cppjieba/dict"; \
+	test -d "$$src" || $(GO) mod download github.com/yanyiwu/gojieba@$(JIEBA_VERSION) || exit 1; \
+	mkdir -p build/jieba && \
+	for f in $(JIEBA_FILES); do install -m 0644 "$$src/$$f" build/jieba/$$f || exit 1; done; \
+	echo "jieba dictionaries copied to build/jieba/"
