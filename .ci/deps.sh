@@ -6,6 +6,8 @@ command -v gcc >/dev/null || need+=(gcc libc6-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v python3 >/dev/null || need+=(python3)
 command -v git >/dev/null || need+=(git)
+# WordNet 3.0 (the memory's lexicon: irregular forms and noun hypernyms)
+[ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then echo "missing packages: ${need[*]} (run as root or install them)" >&2; exit 1; fi
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
