@@ -17,31 +17,62 @@ import (
 	"github.com/hologramagent/hologram/memory"
 )
 
-// Mem is an in-memory [memory.Store] with the semantics of the SQLite store: validation, atomic
-// batches, ErrNotFound/ErrExists, ordering and UTC nanosecond times. It is safe for concurrent use.
+// Mem is an in-memory [memory.Store], [memory.Index] and [memory.Layers] with the semantics of
+// the SQLite store: validation, atomic batches, ErrNotFound/ErrExists, ordering, UTC nanosecond
+// times, scope filters and BM25 ranking (computed naively, in Go). It is safe for concurrent use.
 // After Close every method fails.
 type Mem struct {
 	clock func() time.Time
+	tok   memory.Tokenizer
 
 	mu       sync.Mutex
 	closed   bool
 	nextID   int64
 	sessions map[string]memory.Session
 	events   map[string][]memory.Event // per session, in id order
+	where    map[int64]position        // every event's place in events
+	indexed  map[int64]string          // every event's space-joined index tokens
 	settings map[string]string
+}
+
+// position locates an event: events[session][index].
+type position struct {
+	session string
+	index   int
+}
+
+// MemOptions configures [NewMemWith]. The zero value is usable.
+type MemOptions struct {
+	// Clock supplies "now"; nil means time.Now.
+	Clock func() time.Time
+	// Tokenize tokenizes events for the index, as sqlite.Options.Tokenize does; nil means
+	// [memory.DefaultTokenize].
+	Tokenize func(text string) ([]string, error)
 }
 
 // NewMem returns an empty in-memory store. clock supplies "now" (nil means time.Now).
 func NewMem(clock func() time.Time) *Mem {
-	if clock == nil {
-		clock = time.Now
-	}
-	return &Mem{
-		clock:    clock,
+	return NewMemWith(MemOptions{Clock: clock})
+}
+
+// NewMemWith returns an empty in-memory store configured by o.
+func NewMemWith(o MemOptions) *Mem {
+	m := &Mem{
+		clock:    o.Clock,
+		tok:      o.Tokenize,
 		sessions: make(map[string]memory.Session),
 		events:   make(map[string][]memory.Event),
+		where:    make(map[int64]position),
+		indexed:  make(map[int64]string),
 		settings: make(map[string]string),
 	}
+	if m.clock == nil {
+		m.clock = time.Now
+	}
+	if m.tok == nil {
+		m.tok = memory.DefaultTokenize
+	}
+	return m
 }
 
 // errClosed is returned by every method of a closed Mem.
@@ -50,12 +81,21 @@ var errClosed = errors.New("memory store is closed")
 // utc normalises t to what a store returns: UTC, nanosecond precision, no monotonic reading.
 func utc(t time.Time) time.Time { return time.Unix(0, t.UnixNano()).UTC() }
 
-// copyEvent returns e with its own ToolCalls slice (nil when empty).
+// copyEvent returns e with its own ToolCalls slice and Meta map (nil when empty).
 func copyEvent(e memory.Event) memory.Event {
 	if len(e.ToolCalls) == 0 {
 		e.ToolCalls = nil
 	} else {
 		e.ToolCalls = append([]memory.ToolCall(nil), e.ToolCalls...)
+	}
+	if len(e.Meta) == 0 {
+		e.Meta = nil
+	} else {
+		meta := make(map[string]string, len(e.Meta))
+		for k, v := range e.Meta {
+			meta[k] = v
+		}
+		e.Meta = meta
 	}
 	return e
 }
@@ -77,6 +117,9 @@ func (m *Mem) CreateSession(ctx context.Context, s memory.Session) (memory.Sessi
 	}
 	if err := memory.ValidateSession(s); err != nil {
 		return memory.Session{}, fmt.Errorf("create session: %w", err)
+	}
+	if err := s.Scope.Validate(); err != nil {
+		return memory.Session{}, fmt.Errorf("create session %q: scope: %w", s.ID, err)
 	}
 	if err := m.lock(); err != nil {
 		return memory.Session{}, err
@@ -136,7 +179,7 @@ func (m *Mem) ListSessions(ctx context.Context) ([]memory.Session, error) {
 }
 
 // UpdateSession implements [memory.Store]: it replaces title, system prompt and model and sets
-// Updated to now.
+// Updated to now; channel, partner and scope never change.
 func (m *Mem) UpdateSession(ctx context.Context, s memory.Session) (memory.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return memory.Session{}, err
@@ -158,7 +201,8 @@ func (m *Mem) UpdateSession(ctx context.Context, s memory.Session) (memory.Sessi
 	return cur, nil
 }
 
-// AppendEvents implements [memory.Store]: the batch is stored entirely or not at all.
+// AppendEvents implements [memory.Store]: the batch is stored entirely or not at all. A zero
+// Layer is stored as L1; a tokenizer error fails the call.
 func (m *Mem) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -166,9 +210,17 @@ func (m *Mem) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Ev
 	if len(evs) == 0 {
 		return nil, nil
 	}
+	toks := make([]string, len(evs))
 	for i, e := range evs {
 		if err := memory.ValidateEvent(e); err != nil {
 			return nil, fmt.Errorf("append events: event %d: %w", i, err)
+		}
+		if e.Layer != 0 && !e.Layer.Valid() {
+			return nil, fmt.Errorf("append events: event %d: layer %d is not L1 or L2: %w", i, int(e.Layer), memory.ErrInvalid)
+		}
+		var err error
+		if toks[i], err = memory.IndexTokens(m.tok, e); err != nil {
+			return nil, fmt.Errorf("append events: event %d: tokenize: %w", i, err)
 		}
 	}
 	if err := m.lock(); err != nil {
@@ -188,9 +240,17 @@ func (m *Mem) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Ev
 			e.Time = now
 		}
 		e.Time = utc(e.Time)
+		if e.Layer == 0 {
+			e.Layer = memory.LayerL1
+		}
+		if !e.LastAccess.IsZero() {
+			e.LastAccess = utc(e.LastAccess)
+		}
 		m.nextID++
 		e.ID = m.nextID
 		out[i] = e
+		m.where[e.ID] = position{e.Session, len(m.events[e.Session])}
+		m.indexed[e.ID] = toks[i]
 		m.events[e.Session] = append(m.events[e.Session], copyEvent(e))
 		s := m.sessions[e.Session]
 		if u := utc(now); u.After(s.Updated) {

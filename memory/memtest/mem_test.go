@@ -28,3 +28,7 @@ func TestMem(t *testing.T) {
 func TestMemRealClock(t *testing.T) {
 	memtest.RunStoreTests(t, func(t *testing.T) memory.Store { return memtest.NewMem(nil) })
 }
+
+func TestMemIndex(t *testing.T) {
+	memtest.RunIndexTests(t, func(t *testing.T) memtest.IndexedStore { return memtest.NewMem(tickClock()) })
+}

@@ -89,7 +89,11 @@ func testSessions(t *testing.T, open func(*testing.T) memory.Store) {
 
 	t.Run("CreateGet", func(t *testing.T) {
 		s := open(t)
-		got := mustCreate(t, s, memory.Session{ID: "a", Title: "T", SystemPrompt: "be brief", Model: "m1"})
+		got := mustCreate(t, s, memory.Session{ID: "a", Title: "T", SystemPrompt: "be brief", Model: "m1",
+			Channel: "qq", Partner: "group_1", Scope: memory.Scope{Kind: memory.ScopeGroup, Group: "g1"}})
+		if got.Channel != "qq" || got.Partner != "group_1" || got.Scope != (memory.Scope{Kind: memory.ScopeGroup, Group: "g1"}) {
+			t.Fatalf("CreateSession lost channel, partner or scope: %+v", got)
+		}
 		if got.Created.IsZero() || got.Updated.IsZero() || !isUTC(got.Created) || !isUTC(got.Updated) {
 			t.Fatalf("Created/Updated not set to a UTC now: %+v", got)
 		}
@@ -137,6 +141,10 @@ func testSessions(t *testing.T, open func(*testing.T) memory.Store) {
 		}{
 			{"duplicate", func() error { _, err := s.CreateSession(ctx, memory.Session{ID: "a"}); return err }, memory.ErrExists, `"a"`},
 			{"create empty id", func() error { _, err := s.CreateSession(ctx, memory.Session{}); return err }, memory.ErrInvalid, ""},
+			{"create bad scope", func() error {
+				_, err := s.CreateSession(ctx, memory.Session{ID: "b", Scope: memory.Scope{Kind: memory.ScopeGroup}})
+				return err
+			}, memory.ErrInvalid, "scope"},
 			{"get unknown", func() error { _, err := s.GetSession(ctx, "nope"); return err }, memory.ErrNotFound, "nope"},
 			{"update unknown", func() error { _, err := s.UpdateSession(ctx, memory.Session{ID: "nope"}); return err }, memory.ErrNotFound, "nope"},
 		}
@@ -147,13 +155,17 @@ func testSessions(t *testing.T, open func(*testing.T) memory.Store) {
 
 	t.Run("Update", func(t *testing.T) {
 		s := open(t)
-		orig := mustCreate(t, s, memory.Session{ID: "a", Title: "old", SystemPrompt: "p", Model: "m", Created: base, Updated: base})
+		orig := mustCreate(t, s, memory.Session{ID: "a", Title: "old", SystemPrompt: "p", Model: "m", Created: base, Updated: base,
+			Channel: "waiter", Partner: "me", Scope: memory.Scope{Kind: memory.ScopePublic}})
 		got, err := s.UpdateSession(ctx, memory.Session{ID: "a", Title: "new", SystemPrompt: "p2", Model: ""})
 		if err != nil {
 			t.Fatalf("UpdateSession: %v", err)
 		}
 		if got.Title != "new" || got.SystemPrompt != "p2" || got.Model != "" {
 			t.Fatalf("UpdateSession = %+v, fields not replaced", got)
+		}
+		if got.Channel != orig.Channel || got.Partner != orig.Partner || got.Scope != orig.Scope {
+			t.Fatalf("UpdateSession changed channel, partner or scope: %+v, was %+v", got, orig)
 		}
 		if !got.Created.Equal(orig.Created) {
 			t.Fatalf("UpdateSession changed Created: %v, want %v", got.Created, orig.Created)
@@ -248,13 +260,15 @@ func testEvents(t *testing.T, open func(*testing.T) memory.Store) {
 		mustCreate(t, s, memory.Session{ID: "a"})
 		in := []memory.Event{
 			{Session: "a", TurnID: "t1", Time: base, Role: memory.RoleUser, Content: "天气 weather?", Channel: "qq",
-				Partner: "p1", Scene: "chan:qq/peer:group_1", Scope: memory.Scope{Kind: memory.ScopeGroup, Group: "g1"}, Tokens: 7},
+				Partner: "p1", Scene: "chan:qq/peer:group_1", Scope: memory.Scope{Kind: memory.ScopeGroup, Group: "g1"}, Tokens: 7,
+				Meta: map[string]string{"import.turn": "42", "source": "chatgpt", "空": ""}},
 			{Session: "a", TurnID: "t1", Time: base.Add(time.Nanosecond), Role: memory.RoleAssistant, Reasoning: "think",
 				ToolCalls: []memory.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"上海"}`}, {ID: "c2", Name: "clock", Arguments: `{}`}},
-				Scope:     memory.Scope{Kind: memory.ScopePublic}, Tokens: 12},
+				Scope:     memory.Scope{Kind: memory.ScopePublic}, Tokens: 12,
+				Layer: memory.LayerL2, Accesses: 3, LastAccess: base.Add(time.Hour + time.Nanosecond)},
 			{Session: "a", TurnID: "t1", Role: memory.RoleTool, Content: `{"temp":21}`, ToolCallID: "c1", ToolName: "weather", ToolStatus: "ok"},
 			{Session: "a", TurnID: "t1", Role: memory.RoleTool, Content: "denied by owner", ToolCallID: "c2", ToolName: "clock", ToolStatus: "denied"},
-			{Session: "a", Role: memory.RoleSystem, Content: "", ToolCalls: []memory.ToolCall{}},
+			{Session: "a", Role: memory.RoleSystem, Content: "", ToolCalls: []memory.ToolCall{}, Meta: map[string]string{}, Layer: memory.LayerL1},
 		}
 		got := mustAppend(t, s, in...)
 		for i := range in {
@@ -268,6 +282,15 @@ func testEvents(t *testing.T, open func(*testing.T) memory.Store) {
 			if len(want.ToolCalls) == 0 {
 				want.ToolCalls = nil
 			}
+			if len(want.Meta) == 0 {
+				want.Meta = nil
+			}
+			if want.Layer == 0 {
+				want.Layer = memory.LayerL1 // new events are L1
+			}
+			if !want.LastAccess.IsZero() {
+				want.LastAccess = want.LastAccess.UTC()
+			}
 			if !reflect.DeepEqual(got[i], want) {
 				t.Errorf("returned event %d =\n%+v\nwant\n%+v", i, got[i], want)
 			}
@@ -277,8 +300,15 @@ func testEvents(t *testing.T, open func(*testing.T) memory.Store) {
 		}
 		// The returned events do not alias the caller's slices.
 		in[1].ToolCalls[0].Name = "changed"
-		if back := mustHistory(t, s, "a", 0); back[1].ToolCalls[0].Name != "weather" {
-			t.Fatalf("stored tool call changed with the caller's slice: %+v", back[1].ToolCalls)
+		in[0].Meta["source"] = "changed"
+		if back := mustHistory(t, s, "a", 0); back[1].ToolCalls[0].Name != "weather" || back[0].Meta["source"] != "chatgpt" {
+			t.Fatalf("stored event changed with the caller's slice or map: %+v, %+v", back[1].ToolCalls, back[0].Meta)
+		}
+		// Nor do the events History returns.
+		back := mustHistory(t, s, "a", 0)
+		back[0].Meta["source"] = "mutated"
+		if again := mustHistory(t, s, "a", 0); again[0].Meta["source"] != "chatgpt" {
+			t.Fatalf("History shares its Meta map with callers: %+v", again[0].Meta)
 		}
 	})
 
@@ -298,6 +328,7 @@ func testEvents(t *testing.T, open func(*testing.T) memory.Store) {
 			{"no session", []memory.Event{{Role: memory.RoleUser}}, memory.ErrInvalid, "session"},
 			{"group scope without group", []memory.Event{{Session: "a", Role: memory.RoleUser, Scope: memory.Scope{Kind: memory.ScopeGroup}}}, memory.ErrInvalid, "group"},
 			{"unknown scope kind", []memory.Event{{Session: "a", Role: memory.RoleUser, Scope: memory.Scope{Kind: 9}}}, memory.ErrInvalid, "scope"},
+			{"unknown layer", []memory.Event{ok, {Session: "a", Role: memory.RoleUser, Layer: 3}}, memory.ErrInvalid, "layer"},
 			{"atomic: bad role last", []memory.Event{ok, ok, {Session: "a", Role: "bogus"}}, memory.ErrInvalid, "bogus"},
 			{"atomic: unknown session last", []memory.Event{ok, ok, {Session: "ghost", Role: memory.RoleUser}}, memory.ErrNotFound, "ghost"},
 		}

@@ -43,6 +43,11 @@ type Options struct {
 	// Clock returns the current time (session and setting timestamps, event times left zero);
 	// nil means time.Now.
 	Clock func() time.Time
+	// Tokenize turns an event's indexed text (see [memory.IndexedText]) into the tokens of the
+	// full-text index, and must be the tokenizer that produces [memory.TextQuery] terms. It must
+	// be safe for concurrent use. nil means [memory.DefaultTokenize]. An error fails the
+	// AppendEvents call (nothing is stored), or Open when a migration re-indexes old events.
+	Tokenize func(text string) ([]string, error)
 }
 
 // Store is a [memory.Store] backed by one SQLite file. It is safe for concurrent use. Its
@@ -51,10 +56,14 @@ type Store struct {
 	path  string
 	log   *slog.Logger
 	clock func() time.Time
+	tok   memory.Tokenizer
 	w     *sql.DB // one connection: the only writer
 	r     *sql.DB // read-only pool
 	tails *tailCache
-	ckpt  *checkpointer // nil until Open has set the writer up
+	// cacheMu orders the writes that change cached events: held from the start of such a
+	// transaction until the tail cache has seen its commit, so the cache sees commits in order.
+	cacheMu sync.Mutex
+	ckpt    *checkpointer // nil until Open has set the writer up
 
 	closeOnce sync.Once
 	closeErr  error
@@ -96,6 +105,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if s.clock == nil {
 		s.clock = time.Now
+	}
+	s.tok = memory.DefaultTokenize
+	if opts.Tokenize != nil {
+		s.tok = opts.Tokenize
 	}
 
 	uri := (&url.URL{Scheme: "file", Path: abs}).String()
@@ -203,6 +216,45 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// postMigrate holds the Go steps of migrations, run after the migration's SQL in its transaction.
+var postMigrate = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
+	2: reindexAll,
+}
+
+// reindexAll fills events_fts with every event's tokens (migration 0002 rebuilt the table).
+func reindexAll(ctx context.Context, s *Store, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+eventCols+` FROM events ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("re-index events: %w", err)
+	}
+	defer rows.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, tokens) VALUES (?, ?)`)
+	if err != nil {
+		return fmt.Errorf("re-index events: %w", err)
+	}
+	defer ins.Close()
+	n := 0
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return fmt.Errorf("re-index events: %w", err)
+		}
+		toks, err := memory.IndexTokens(s.tok, e)
+		if err != nil {
+			return fmt.Errorf("re-index event %d: tokenize: %w", e.ID, err)
+		}
+		if _, err := ins.ExecContext(ctx, e.ID, toks); err != nil {
+			return fmt.Errorf("re-index event %d: %w", e.ID, err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("re-index events: %w", err)
+	}
+	s.log.Info("memory store re-indexed events", "path", s.path, "events", n)
+	return nil
+}
+
 // apply runs one migration in one transaction.
 func (s *Store) apply(ctx context.Context, m migration) error {
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -215,6 +267,11 @@ func (s *Store) apply(ctx context.Context, m migration) error {
 			return fmt.Errorf("migration %s: %w (the binary was built without -tags sqlite_fts5)", m.name, err)
 		}
 		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	if post := postMigrate[m.version]; post != nil {
+		if err := post(ctx, s, tx); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
 	}
 	// PRAGMA takes no parameters; the version is an integer we control.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {

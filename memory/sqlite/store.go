@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hologramagent/hologram/memory"
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -16,6 +17,9 @@ import (
 func (s *Store) CreateSession(ctx context.Context, sess memory.Session) (memory.Session, error) {
 	if err := memory.ValidateSession(sess); err != nil {
 		return memory.Session{}, fmt.Errorf("create session: %w", err)
+	}
+	if err := sess.Scope.Validate(); err != nil {
+		return memory.Session{}, fmt.Errorf("create session %q: scope: %w", sess.ID, err)
 	}
 	now := s.now()
 	if sess.Created.IsZero() {
@@ -27,8 +31,10 @@ func (s *Store) CreateSession(ctx context.Context, sess memory.Session) (memory.
 	sess.Created = fromNanos(toNanos(sess.Created))
 	sess.Updated = fromNanos(toNanos(sess.Updated))
 	_, err := s.w.ExecContext(ctx,
-		`INSERT INTO sessions (id, title, system_prompt, model, created, updated) VALUES (?, ?, ?, ?, ?, ?)`,
-		sess.ID, sess.Title, sess.SystemPrompt, sess.Model, toNanos(sess.Created), toNanos(sess.Updated))
+		`INSERT INTO sessions (id, title, system_prompt, model, created, updated, channel, partner, scope_kind, scope_group)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sess.ID, sess.Title, sess.SystemPrompt, sess.Model, toNanos(sess.Created), toNanos(sess.Updated),
+		sess.Channel, sess.Partner, int(sess.Scope.Kind), sess.Scope.Group)
 	if err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey {
@@ -39,7 +45,7 @@ func (s *Store) CreateSession(ctx context.Context, sess memory.Session) (memory.
 	return sess, nil
 }
 
-const sessionCols = `id, title, system_prompt, model, created, updated`
+const sessionCols = `id, title, system_prompt, model, created, updated, channel, partner, scope_kind, scope_group`
 
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -47,10 +53,12 @@ type scanner interface{ Scan(dest ...any) error }
 func scanSession(sc scanner) (memory.Session, error) {
 	var sess memory.Session
 	var created, updated int64
-	if err := sc.Scan(&sess.ID, &sess.Title, &sess.SystemPrompt, &sess.Model, &created, &updated); err != nil {
+	var kind int
+	if err := sc.Scan(&sess.ID, &sess.Title, &sess.SystemPrompt, &sess.Model, &created, &updated,
+		&sess.Channel, &sess.Partner, &kind, &sess.Scope.Group); err != nil {
 		return memory.Session{}, err
 	}
-	sess.Created, sess.Updated = fromNanos(created), fromNanos(updated)
+	sess.Created, sess.Updated, sess.Scope.Kind = fromNanos(created), fromNanos(updated), memory.ScopeKind(kind)
 	return sess, nil
 }
 
@@ -88,7 +96,7 @@ func (s *Store) ListSessions(ctx context.Context) ([]memory.Session, error) {
 }
 
 // UpdateSession implements [memory.Store]. It replaces title, system prompt and model, sets
-// Updated to now and returns the stored session.
+// Updated to now and returns the stored session; channel, partner and scope never change.
 func (s *Store) UpdateSession(ctx context.Context, sess memory.Session) (memory.Session, error) {
 	if err := memory.ValidateSession(sess); err != nil {
 		return memory.Session{}, fmt.Errorf("update session: %w", err)
@@ -118,7 +126,10 @@ func (s *Store) UpdateSession(ctx context.Context, sess memory.Session) (memory.
 	return out, nil
 }
 
-// AppendEvents implements [memory.Store]: one write transaction for the whole batch.
+// AppendEvents implements [memory.Store]: one write transaction for the whole batch. A zero Layer
+// is stored as [memory.LayerL1]; any other layer but L1 or L2 is [memory.ErrInvalid]. Every
+// event is tokenized (Options.Tokenize) before the transaction starts: a tokenizer error fails
+// the call and nothing is stored.
 func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Event, error) {
 	if len(evs) == 0 {
 		return nil, nil
@@ -127,15 +138,40 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		if err := memory.ValidateEvent(e); err != nil {
 			return nil, fmt.Errorf("append events: event %d: %w", i, err)
 		}
+		if e.Layer != 0 && !e.Layer.Valid() {
+			return nil, fmt.Errorf("append events: event %d: layer %d is not L1 or L2: %w", i, int(e.Layer), memory.ErrInvalid)
+		}
 	}
 	now := s.now()
 	out := make([]memory.Event, len(evs))
 	calls := make([]sql.NullString, len(evs))
+	metas := make([]sql.NullString, len(evs))
+	toks := make([]string, len(evs))
 	for i, e := range evs {
 		if e.Time.IsZero() {
 			e.Time = now
 		}
 		e.Time = fromNanos(toNanos(e.Time))
+		if e.Layer == 0 {
+			e.Layer = memory.LayerL1
+		}
+		if !e.LastAccess.IsZero() {
+			e.LastAccess = fromNanos(toNanos(e.LastAccess))
+		}
+		if len(e.Meta) == 0 {
+			e.Meta = nil
+		} else {
+			b, err := json.Marshal(e.Meta)
+			if err != nil {
+				return nil, fmt.Errorf("append events: event %d: meta: %w", i, err)
+			}
+			metas[i] = sql.NullString{String: string(b), Valid: true}
+			e.Meta = cloneMeta(e.Meta)
+		}
+		var err error
+		if toks[i], err = memory.IndexTokens(s.tok, e); err != nil {
+			return nil, fmt.Errorf("append events: event %d: tokenize: %w", i, err)
+		}
 		if len(e.ToolCalls) == 0 {
 			e.ToolCalls = nil
 		} else {
@@ -149,6 +185,8 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		out[i] = e
 	}
 
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("append events: begin: %w", err)
@@ -173,13 +211,14 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 	}
 
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO events (session, turn_id, time, role, content, reasoning,
-		tool_calls, tool_call_id, tool_name, tool_status, channel, partner, scene, scope_kind, scope_group, tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		tool_calls, tool_call_id, tool_name, tool_status, channel, partner, scene, scope_kind, scope_group, tokens,
+		meta, layer, accesses, last_access)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, fmt.Errorf("append events: %w", err)
 	}
 	defer ins.Close()
-	fts, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, content) VALUES (?, ?)`)
+	fts, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, tokens) VALUES (?, ?)`)
 	if err != nil {
 		return nil, fmt.Errorf("append events: %w", err)
 	}
@@ -188,14 +227,14 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		e := &out[i]
 		res, err := ins.ExecContext(ctx, e.Session, e.TurnID, toNanos(e.Time), string(e.Role), e.Content, e.Reasoning,
 			calls[i], e.ToolCallID, e.ToolName, e.ToolStatus, e.Channel, e.Partner, e.Scene,
-			int(e.Scope.Kind), e.Scope.Group, e.Tokens)
+			int(e.Scope.Kind), e.Scope.Group, e.Tokens, metas[i], int(e.Layer), e.Accesses, lastAccessNanos(e.LastAccess))
 		if err != nil {
 			return nil, fmt.Errorf("append events: event %d: %w", i, err)
 		}
 		if e.ID, err = res.LastInsertId(); err != nil {
 			return nil, fmt.Errorf("append events: event %d: %w", i, err)
 		}
-		if _, err := fts.ExecContext(ctx, e.ID, ftsText(*e)); err != nil {
+		if _, err := fts.ExecContext(ctx, e.ID, toks[i]); err != nil {
 			return nil, fmt.Errorf("append events: event %d: full-text index: %w", i, err)
 		}
 	}
@@ -207,23 +246,51 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 	return out, nil
 }
 
-// ftsText is the text indexed for an event.
-func ftsText(e memory.Event) string { return e.Content }
+// cloneMeta copies a metadata map (nil when empty).
+func cloneMeta(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// lastAccessNanos is the stored form of a last access time: 0 for never.
+func lastAccessNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return toNanos(t)
+}
 
 const eventCols = `id, session, turn_id, time, role, content, reasoning, tool_calls, tool_call_id, tool_name,
-	tool_status, channel, partner, scene, scope_kind, scope_group, tokens`
+	tool_status, channel, partner, scene, scope_kind, scope_group, tokens, meta, layer, accesses, last_access`
 
 func scanEvent(sc scanner) (memory.Event, error) {
 	var e memory.Event
 	var t int64
 	var role string
 	var calls sql.NullString
-	var kind int
+	var kind, layer int
+	var meta sql.NullString
+	var last int64
 	if err := sc.Scan(&e.ID, &e.Session, &e.TurnID, &t, &role, &e.Content, &e.Reasoning, &calls, &e.ToolCallID,
-		&e.ToolName, &e.ToolStatus, &e.Channel, &e.Partner, &e.Scene, &kind, &e.Scope.Group, &e.Tokens); err != nil {
+		&e.ToolName, &e.ToolStatus, &e.Channel, &e.Partner, &e.Scene, &kind, &e.Scope.Group, &e.Tokens,
+		&meta, &layer, &e.Accesses, &last); err != nil {
 		return memory.Event{}, err
 	}
-	e.Time, e.Role, e.Scope.Kind = fromNanos(t), memory.Role(role), memory.ScopeKind(kind)
+	e.Time, e.Role, e.Scope.Kind, e.Layer = fromNanos(t), memory.Role(role), memory.ScopeKind(kind), memory.Layer(layer)
+	if last != 0 {
+		e.LastAccess = fromNanos(last)
+	}
+	if meta.Valid && meta.String != "" && meta.String != "{}" {
+		if err := json.Unmarshal([]byte(meta.String), &e.Meta); err != nil {
+			return memory.Event{}, fmt.Errorf("event %d: meta: %w", e.ID, err)
+		}
+	}
 	if calls.Valid && calls.String != "" {
 		if err := json.Unmarshal([]byte(calls.String), &e.ToolCalls); err != nil {
 			return memory.Event{}, fmt.Errorf("event %d: tool calls: %w", e.ID, err)
@@ -303,12 +370,17 @@ func (s *Store) CountEvents(ctx context.Context, session string) (int, error) {
 	return n, nil
 }
 
-// SearchText returns up to limit events (limit <= 0: all) of every session whose indexed text
-// contains every word of query, best match first (FTS5 bm25), then by id. Each word is matched
-// literally: FTS5 syntax characters in query (quotes, *, :, parentheses, AND/OR/NOT) carry no
-// meaning. A query without words returns no events.
+// SearchText returns up to limit events (limit <= 0: all) of every session whose indexed tokens
+// contain every token of query (tokenized like events, with Options.Tokenize), best match first
+// (FTS5 bm25), then by id. Each token is matched literally: FTS5 syntax characters in query
+// (quotes, *, :, parentheses, AND/OR/NOT) carry no meaning. A query without tokens returns no
+// events. It ignores scopes: callers that serve a non-owner viewer use [Store.SearchTerms].
 func (s *Store) SearchText(ctx context.Context, query string, limit int) ([]memory.Event, error) {
-	match := ftsQuery(query)
+	toks, err := s.tok(query)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: tokenize: %w", query, err)
+	}
+	match := ftsPhrases(toks, " ")
 	if match == "" {
 		return nil, nil
 	}
@@ -323,14 +395,21 @@ func (s *Store) SearchText(ctx context.Context, query string, limit int) ([]memo
 	return evs, nil
 }
 
-// ftsQuery turns free text into an FTS5 query: every whitespace-separated word becomes a quoted
-// string (inner quotes doubled), joined by implicit AND.
-func ftsQuery(q string) string {
-	words := strings.Fields(q)
-	for i, w := range words {
-		words[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+// ftsPhrases turns tokens into an FTS5 query: every whitespace-separated part of a token becomes
+// a quoted string (inner quotes doubled), each once, joined by sep (" " is AND, " OR " is OR).
+func ftsPhrases(toks []string, sep string) string {
+	var parts []string
+	seen := make(map[string]bool)
+	for _, t := range toks {
+		for _, w := range strings.Fields(t) {
+			if seen[w] {
+				continue
+			}
+			seen[w] = true
+			parts = append(parts, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+		}
 	}
-	return strings.Join(words, " ")
+	return strings.Join(parts, sep)
 }
 
 // prefixCols qualifies eventCols with a table alias.

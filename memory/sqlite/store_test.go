@@ -411,3 +411,7 @@ func BenchmarkHistory(b *testing.B) {
 		}
 	}
 }
+
+func TestIndexConformance(t *testing.T) {
+	memtest.RunIndexTests(t, func(t *testing.T) memtest.IndexedStore { return openTemp(t) })
+}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"sync"
+	"time"
 
 	"github.com/hologramagent/hologram/memory"
 )
@@ -46,8 +47,7 @@ func (c *tailCache) get(session string, limit int) ([]memory.Event, bool) {
 	evs := t.evs[max(0, len(t.evs)-limit):]
 	out := make([]memory.Event, len(evs))
 	for i, e := range evs {
-		e.ToolCalls = cloneCalls(e.ToolCalls)
-		out[i] = e
+		out[i] = cloneEvent(e)
 	}
 	return out, true
 }
@@ -80,26 +80,24 @@ func (c *tailCache) install(session string, gen uint64, evs []memory.Event, comp
 	keep := evs[max(0, len(evs)-c.cap):]
 	t := &tail{evs: make([]memory.Event, len(keep)), all: complete && len(evs) <= c.cap}
 	for i, e := range keep {
-		e.ToolCalls = cloneCalls(e.ToolCalls)
-		t.evs[i] = e
+		t.evs[i] = cloneEvent(e)
 	}
 	c.tick++
 	t.used = c.tick
 	c.byID[session] = t
 }
 
-// appended records committed events (in commit order).
+// appended records committed events. Callers call it in commit order (Store.cacheMu).
 func (c *tailCache) appended(evs []memory.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range evs {
 		c.gens[e.Session]++
 		t := c.byID[e.Session]
-		if t == nil {
-			continue
+		if t == nil || (len(t.evs) > 0 && e.ID <= t.evs[len(t.evs)-1].ID) {
+			continue // not cached, or a History that read after the commit installed it already
 		}
-		e.ToolCalls = cloneCalls(e.ToolCalls)
-		t.evs = append(t.evs, e)
+		t.evs = append(t.evs, cloneEvent(e))
 		if len(t.evs) > c.cap {
 			t.all = false
 		}
@@ -107,6 +105,60 @@ func (c *tailCache) appended(evs []memory.Event) {
 			t.evs = append(t.evs[:0:0], t.evs[len(t.evs)-c.cap:]...)
 		}
 	}
+}
+
+// changed records committed changes of events' layer or accesses: set is applied to every cached
+// copy of each changed event, and the generation of each touched session moves on so that a
+// History that read the database before the commit does not install its stale tail.
+func (c *tailCache) changed(changes []eventChange) {
+	if len(changes) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	byID := make(map[int64]eventChange, len(changes))
+	sessions := make(map[string]bool)
+	for _, ch := range changes {
+		byID[ch.id] = ch
+		sessions[ch.session] = true
+	}
+	for session := range sessions {
+		c.gens[session]++
+		t := c.byID[session]
+		if t == nil {
+			continue
+		}
+		for i := range t.evs {
+			if ch, ok := byID[t.evs[i].ID]; ok {
+				ch.apply(&t.evs[i])
+			}
+		}
+	}
+}
+
+// eventChange is the stored state of an event after SetLayer or Touch.
+type eventChange struct {
+	id         int64
+	session    string
+	layer      memory.Layer
+	accesses   int
+	lastAccess int64 // unix nanos; 0 = never
+}
+
+func (ch eventChange) apply(e *memory.Event) {
+	e.Layer, e.Accesses = ch.layer, ch.accesses
+	e.LastAccess = time.Time{}
+	if ch.lastAccess != 0 {
+		e.LastAccess = fromNanos(ch.lastAccess)
+	}
+}
+
+// cloneEvent returns e with its own ToolCalls slice and Meta map, so callers cannot change the
+// cache through what they were given.
+func cloneEvent(e memory.Event) memory.Event {
+	e.ToolCalls = cloneCalls(e.ToolCalls)
+	e.Meta = cloneMeta(e.Meta)
+	return e
 }
 
 func cloneCalls(c []memory.ToolCall) []memory.ToolCall {

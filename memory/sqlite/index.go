@@ -1,0 +1,321 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/hologramagent/hologram/memory"
+)
+
+// visibility is the SQL condition (with its arguments) that keeps the events v can see; "" when
+// v sees everything. It mirrors [memory.Viewer.CanSee].
+func visibility(v memory.Viewer, alias string) (string, []any) {
+	switch {
+	case v.Owner:
+		return "", nil
+	case v.Group != "":
+		return fmt.Sprintf("(%[1]sscope_kind = %[2]d OR (%[1]sscope_kind = %[3]d AND %[1]sscope_group = ?))",
+			alias, int(memory.ScopePublic), int(memory.ScopeGroup)), []any{v.Group}
+	}
+	return fmt.Sprintf("%sscope_kind = %d", alias, int(memory.ScopePublic)), nil
+}
+
+// hitScanner scans eventCols followed by the indexed tokens and, optionally, the bm25 score.
+type hitScanner struct {
+	rows  *sql.Rows
+	extra []any
+}
+
+func (h hitScanner) Scan(dest ...any) error { return h.rows.Scan(append(dest, h.extra...)...) }
+
+// scanHits reads rows of eventCols, tokens and (withScore) bm25, and closes rows.
+func scanHits(rows *sql.Rows, withScore bool) ([]memory.TextHit, error) {
+	defer rows.Close()
+	var out []memory.TextHit
+	for rows.Next() {
+		var h memory.TextHit
+		var toks sql.NullString
+		var bm25 float64
+		extra := []any{&toks}
+		if withScore {
+			extra = append(extra, &bm25)
+		}
+		e, err := scanEvent(hitScanner{rows, extra})
+		if err != nil {
+			return nil, err
+		}
+		h.Event, h.Indexed, h.Score = e, toks.String, -bm25
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// DocFreq implements [memory.Index]. Document counts come from the fts5vocab table
+// events_fts_vocab (terms are folded to lower case, as the index folds them); a term the index
+// would split into several tokens is counted with a phrase query instead. total counts every
+// event (each one has a row in the index, possibly without tokens).
+func (s *Store) DocFreq(ctx context.Context, terms []string) ([]int, int, error) {
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("doc freq: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil) // one snapshot for every count
+	if err != nil {
+		return nil, 0, fmt.Errorf("doc freq: %w", err)
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("doc freq: count events: %w", err)
+	}
+	df := make([]int, len(terms))
+	for i, term := range terms {
+		var err error
+		switch {
+		case strings.TrimSpace(term) == "":
+		case singleToken(term):
+			err = tx.QueryRowContext(ctx, `SELECT doc FROM events_fts_vocab WHERE term = ?`, strings.ToLower(term)).Scan(&df[i])
+			if errors.Is(err, sql.ErrNoRows) {
+				err = nil
+			}
+		default:
+			err = tx.QueryRowContext(ctx, `SELECT count(*) FROM events_fts WHERE events_fts MATCH ?`,
+				ftsPhrases([]string{strings.Join(strings.Fields(term), " ")}, " ")).Scan(&df[i])
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("doc freq of %q: %w", term, err)
+		}
+	}
+	return df, total, nil
+}
+
+// singleToken reports whether the index tokenizer keeps term as one token: every rune is a
+// letter, a digit, a private-use character or printable ASCII punctuation.
+func singleToken(term string) bool {
+	for _, r := range term {
+		switch {
+		case unicode.IsLetter(r), unicode.IsNumber(r), unicode.Is(unicode.Co, r):
+		case r > ' ' && r < 0x7f: // ASCII punctuation is a token character of events_fts
+		default:
+			return false
+		}
+	}
+	return term != ""
+}
+
+// Neighbours implements [memory.Index]. Positions count every event of the anchor's session
+// (visible to v or not); the neighbours v cannot see are then dropped. Unknown ids anchor
+// nothing; radius <= 0 returns nothing.
+func (s *Store) Neighbours(ctx context.Context, ids []int64, radius int, v memory.Viewer) ([]memory.Event, error) {
+	if radius <= 0 || len(ids) == 0 {
+		return nil, nil
+	}
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil) // one snapshot for every anchor
+	if err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
+	defer tx.Rollback()
+	anchors := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		anchors[id] = true
+	}
+	found := make(map[int64]memory.Event)
+	for _, id := range ids {
+		var session string
+		err := tx.QueryRowContext(ctx, `SELECT session FROM events WHERE id = ?`, id).Scan(&session)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("neighbours of %d: %w", id, err)
+		}
+		for _, q := range []string{
+			`SELECT ` + eventCols + ` FROM events WHERE session = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+			`SELECT ` + eventCols + ` FROM events WHERE session = ? AND id > ? ORDER BY id LIMIT ?`,
+		} {
+			evs, err := queryEventsOn(ctx, tx, q, session, id, radius)
+			if err != nil {
+				return nil, fmt.Errorf("neighbours of %d: %w", id, err)
+			}
+			for _, e := range evs {
+				if !anchors[e.ID] && v.CanSee(e.Scope) {
+					found[e.ID] = e
+				}
+			}
+		}
+	}
+	out := make([]memory.Event, 0, len(found))
+	for _, e := range found {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b memory.Event) int { return compareIDs(a.ID, b.ID) })
+	return out, nil
+}
+
+func compareIDs(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// queryEventsOn runs a query that selects eventCols in tx.
+func queryEventsOn(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]memory.Event, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memory.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// idList is the JSON array of ids that queries expand with json_each.
+func idList(ids []int64) string {
+	b, _ := json.Marshal(ids) // []int64 always marshals
+	return string(b)
+}
+
+// Events implements [memory.Index]: the events with these ids and their indexed tokens, in id
+// order; unknown ids are skipped. Score is zero.
+func (s *Store) Events(ctx context.Context, ids []int64) ([]memory.TextHit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.tokens
+		FROM events e LEFT JOIN events_fts f ON f.rowid = e.id
+		WHERE e.id IN (SELECT value FROM json_each(?)) ORDER BY e.id`, idList(ids))
+	if err != nil {
+		return nil, fmt.Errorf("events by id: %w", err)
+	}
+	hits, err := scanHits(rows, false)
+	if err != nil {
+		return nil, fmt.Errorf("events by id: %w", err)
+	}
+	return hits, nil
+}
+
+// LayerEvents implements [memory.Layers]. An unknown session is [memory.ErrNotFound]; a layer
+// other than L1 or L2 is [memory.ErrInvalid].
+func (s *Store) LayerEvents(ctx context.Context, session string, l memory.Layer) ([]memory.Event, error) {
+	if !l.Valid() {
+		return nil, fmt.Errorf("layer events: layer %d is not L1 or L2: %w", int(l), memory.ErrInvalid)
+	}
+	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM events WHERE session = ? AND layer = ? ORDER BY id`, session, int(l))
+	if err != nil {
+		return nil, fmt.Errorf("layer events of session %q: %w", session, err)
+	}
+	if len(evs) == 0 {
+		if err := s.sessionExists(ctx, session); err != nil {
+			return nil, fmt.Errorf("layer events: %w", err)
+		}
+	}
+	return evs, nil
+}
+
+// SetLayer implements [memory.Layers]. It is atomic: when an id is unknown nothing changes and
+// the error wraps [memory.ErrNotFound]. Cached History tails are updated after the commit.
+func (s *Store) SetLayer(ctx context.Context, ids []int64, l memory.Layer) error {
+	if !l.Valid() {
+		return fmt.Errorf("set layer: layer %d is not L1 or L2: %w", int(l), memory.ErrInvalid)
+	}
+	if err := s.updateEvents(ctx, ids, `UPDATE events SET layer = ?`, int(l)); err != nil {
+		return fmt.Errorf("set layer %d: %w", int(l), err)
+	}
+	return nil
+}
+
+// Touch implements [memory.Layers]: each distinct id gets one more access and a last access of
+// at, unless it already has a later one. It is atomic: when an id is unknown nothing changes and
+// the error wraps [memory.ErrNotFound].
+func (s *Store) Touch(ctx context.Context, ids []int64, at time.Time) error {
+	if err := s.updateEvents(ctx, ids, `UPDATE events SET accesses = accesses + 1, last_access = max(last_access, ?)`,
+		toNanos(at)); err != nil {
+		return fmt.Errorf("touch: %w", err)
+	}
+	return nil
+}
+
+// updateEvents runs update (an UPDATE events SET … statement taking arg) on the events with
+// these ids in one transaction, and then brings the tail cache up to date.
+func (s *Store) updateEvents(ctx context.Context, ids []int64, update string, arg any) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, update+` WHERE id IN (SELECT value FROM json_each(?))
+		RETURNING id, session, layer, accesses, last_access`, arg, idList(ids))
+	if err != nil {
+		return err
+	}
+	var changes []eventChange
+	for rows.Next() {
+		var ch eventChange
+		var layer int
+		if err := rows.Scan(&ch.id, &ch.session, &layer, &ch.accesses, &ch.lastAccess); err != nil {
+			rows.Close()
+			return err
+		}
+		ch.layer = memory.Layer(layer)
+		changes = append(changes, ch)
+		delete(want, ch.id)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(want) > 0 {
+		missing := make([]int64, 0, len(want))
+		for id := range want {
+			missing = append(missing, id)
+		}
+		slices.Sort(missing)
+		return fmt.Errorf("events %v: %w", missing, memory.ErrNotFound)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	s.tails.changed(changes)
+	s.ckpt.committed()
+	return nil
+}
+
+var (
+	_ memory.Index  = (*Store)(nil)
+	_ memory.Layers = (*Store)(nil)
+)
