@@ -76,6 +76,18 @@ type Options struct {
 	TokenBudget  int              // total tokens (reported usage) per turn; 0 = unlimited
 	HistoryLimit int              // events loaded as context, default 200
 	MaxTokens    int              // max_tokens per LLM request, default 4096
+	// Window, when set, chooses the events of a session that go into the prompt for an input
+	// (the memory's L1 window), in chronological order; nil loads the last HistoryLimit events.
+	Window func(ctx context.Context, session, input string) ([]memory.Event, error)
+}
+
+// turnKey carries the running turn's request in the context tools and hooks receive.
+type turnKey struct{}
+
+// TurnFrom returns the request of the turn a tool or hook runs in.
+func TurnFrom(ctx context.Context) (TurnRequest, bool) {
+	r, ok := ctx.Value(turnKey{}).(TurnRequest)
+	return r, ok
 }
 
 // Defaults of [Options].

@@ -90,6 +90,7 @@ func (t *turn) data() StageData {
 // wrapping ctx's error. When the LLM fails, Run returns an error wrapping the provider's error
 // (e.g. *llm.APIError); the user event stays committed.
 func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Result, error) {
+	ctx = context.WithValue(ctx, turnKey{}, req)
 	t := &turn{a: a, req: req, emit: serialize(emit), start: a.opts.Clock(), input: req.Input}
 	sess, err := a.opts.Store.GetSession(ctx, req.Session)
 	if errors.Is(err, memory.ErrNotFound) {
@@ -105,9 +106,14 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 
 	st := a.runStage(ctx, StageOnInput, t.data())
 	t.input = st.Input
-	hist, err := a.opts.Store.History(ctx, req.Session, a.opts.HistoryLimit)
+	var hist []memory.Event
+	if a.opts.Window != nil {
+		hist, err = a.opts.Window(ctx, req.Session, t.input)
+	} else {
+		hist, err = a.opts.Store.History(ctx, req.Session, a.opts.HistoryLimit)
+	}
 	if err != nil {
-		return Result{}, fmt.Errorf("load history: %w", err)
+		return Result{}, fmt.Errorf("load context: %w", err)
 	}
 	if err := t.commit(ctx, t.event(memory.RoleUser, t.input)); err != nil {
 		return Result{}, err

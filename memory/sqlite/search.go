@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hologramagent/hologram/memory"
@@ -52,7 +53,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	if len(where) > 0 {
 		filter = strings.Join(where, " AND ")
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.tokens, bm25(events_fts) AS score
+	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.tokens, bm25(events_fts, 1.0, `+expansionWeightSQL+`) AS score
 		FROM events_fts f JOIN events e ON e.id = f.rowid
 		WHERE events_fts MATCH ? AND `+filter+` ORDER BY score, e.id LIMIT ?`,
 		append(append([]any{orPhrases(phrases)}, args...), limit)...)
@@ -83,3 +84,5 @@ func termPhrases(terms []string) []string {
 
 // orPhrases is the FTS5 OR of phrases, each quoted.
 func orPhrases(phrases []string) string { return ftsPhrases(phrases, " OR ") }
+
+var expansionWeightSQL = strconv.FormatFloat(ExpansionWeight, 'f', -1, 64)

@@ -48,6 +48,10 @@ type Options struct {
 	// be safe for concurrent use. nil means [memory.DefaultTokenize]. An error fails the
 	// AppendEvents call (nothing is stored), or Open when a migration re-indexes old events.
 	Tokenize func(text string) ([]string, error)
+	// Expand returns extra index terms derived from an event's indexed text (e.g. WordNet
+	// hypernyms), stored in the index's expansion column and weighted by [ExpansionWeight] in
+	// ranking. nil: no expansion. It must be safe for concurrent use.
+	Expand func(text string) []string
 }
 
 // Store is a [memory.Store] backed by one SQLite file. It is safe for concurrent use. Its
@@ -57,6 +61,7 @@ type Store struct {
 	log   *slog.Logger
 	clock func() time.Time
 	tok   memory.Tokenizer
+	exp   func(string) []string
 	w     *sql.DB // one connection: the only writer
 	r     *sql.DB // read-only pool
 	tails *tailCache
@@ -107,6 +112,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.clock = time.Now
 	}
 	s.tok = memory.DefaultTokenize
+	s.exp = opts.Expand
 	if opts.Tokenize != nil {
 		s.tok = opts.Tokenize
 	}
@@ -228,7 +234,7 @@ func reindexAll(ctx context.Context, s *Store, tx *sql.Tx) error {
 		return fmt.Errorf("re-index events: %w", err)
 	}
 	defer rows.Close()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, tokens) VALUES (?, ?)`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, tokens, expansion) VALUES (?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("re-index events: %w", err)
 	}
@@ -243,7 +249,7 @@ func reindexAll(ctx context.Context, s *Store, tx *sql.Tx) error {
 		if err != nil {
 			return fmt.Errorf("re-index event %d: tokenize: %w", e.ID, err)
 		}
-		if _, err := ins.ExecContext(ctx, e.ID, toks); err != nil {
+		if _, err := ins.ExecContext(ctx, e.ID, toks, s.expansion(e)); err != nil {
 			return fmt.Errorf("re-index event %d: %w", e.ID, err)
 		}
 		n++
@@ -360,3 +366,16 @@ func toNanos(t time.Time) int64 { return t.UnixNano() }
 
 // fromNanos converts a stored time back to a UTC time.Time.
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// ExpansionWeight is the weight of the expansion column relative to an event's own terms in
+// BM25 ranking: a general word ("martial art") should find a specific one ("taekwondo"), but
+// weaker than the word itself would.
+const ExpansionWeight = 0.3
+
+// expansion returns the space-joined expansion terms of an event ("" without an expander).
+func (s *Store) expansion(e memory.Event) string {
+	if s.exp == nil {
+		return ""
+	}
+	return strings.Join(s.exp(memory.IndexedText(e)), " ")
+}

@@ -147,6 +147,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 	calls := make([]sql.NullString, len(evs))
 	metas := make([]sql.NullString, len(evs))
 	toks := make([]string, len(evs))
+	exps := make([]string, len(evs))
 	for i, e := range evs {
 		if e.Time.IsZero() {
 			e.Time = now
@@ -172,6 +173,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		if toks[i], err = memory.IndexTokens(s.tok, e); err != nil {
 			return nil, fmt.Errorf("append events: event %d: tokenize: %w", i, err)
 		}
+		exps[i] = s.expansion(e)
 		if len(e.ToolCalls) == 0 {
 			e.ToolCalls = nil
 		} else {
@@ -218,7 +220,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		return nil, fmt.Errorf("append events: %w", err)
 	}
 	defer ins.Close()
-	fts, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, tokens) VALUES (?, ?)`)
+	fts, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, tokens, expansion) VALUES (?, ?, ?)`)
 	if err != nil {
 		return nil, fmt.Errorf("append events: %w", err)
 	}
@@ -234,7 +236,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		if e.ID, err = res.LastInsertId(); err != nil {
 			return nil, fmt.Errorf("append events: event %d: %w", i, err)
 		}
-		if _, err := fts.ExecContext(ctx, e.ID, toks[i]); err != nil {
+		if _, err := fts.ExecContext(ctx, e.ID, toks[i], exps[i]); err != nil {
 			return nil, fmt.Errorf("append events: event %d: full-text index: %w", i, err)
 		}
 	}

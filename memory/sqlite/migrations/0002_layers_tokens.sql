@@ -1,7 +1,7 @@
 -- 0002: event layers, access counts and metadata; session channel, partner and scope; a full-text
 -- index over tokens.
 --
--- The full-text table is rebuilt as events_fts(tokens): a regular (not contentless) FTS5 table
+-- The full-text table is rebuilt as events_fts(tokens, expansion): a regular (not contentless) FTS5 table
 -- whose text is the space-joined output of the store's tokenizer (jieba, word tokens…), so a
 -- search can return what an event was indexed under. Its own tokenizer only has to split on
 -- spaces: unicode61 without diacritic folding, with every printable ASCII punctuation character
@@ -27,6 +27,7 @@ DROP TABLE events_fts;
 -- rowid = events.id.
 CREATE VIRTUAL TABLE events_fts USING fts5 (
     tokens,
+    expansion, -- lexicon terms derived from the event (WordNet hypernyms), weighted lower in ranking
     tokenize = "unicode61 remove_diacritics 0 tokenchars '!""#$%&''()*+,-./:;<=>?@[\]^_`{|}~'"
 );
 

@@ -1,0 +1,475 @@
+// Package cold is the memory's recall: given a piece of text, it finds the events most worth
+// bringing back into a context window, from L1 or L2, visible to the asker. The same Recall
+// serves the automatic recall of pre_action, the coldcontext_query tool, the API's memory
+// search and the recall benchmark.
+//
+// Recall is LLM-free and needs no model. It starts from BM25 over the index's terms (SQLite
+// FTS5; jieba words for Chinese, stemmed words with irregular forms lemmatised for English, and
+// WordNet hypernyms of nouns in a lower-weighted column) and adds what conversations teach:
+//
+//   - partner matching: a query that names one conversation partner prefers what that partner
+//     said, and the name itself stops counting as a content word;
+//   - time-aware matching: a query that names a date prefers events of that day (or month);
+//   - neighbouring-turn context: in a dialogue the answer follows its topic, so an event gains
+//     from the score of the one or two turns before it (and a little from the one after), within
+//     the same burst of conversation;
+//   - pseudo-relevance feedback: the best terms of the first results are searched again.
+//
+// Each step is justified by the recall benchmark (docs/benchmarks.md). A dense scorer, when a
+// model is active, fuses into the same ranking (Options.Dense).
+package cold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hologramagent/hologram/memory"
+)
+
+// Tuning constants, chosen on the LoCoMo dev split as whole-method settings (never per
+// question); docs/benchmarks.md records the measurements behind each.
+const (
+	candidates    = 200 // FTS5 matches considered per search
+	partnerBoost  = 0.5 // score × (1 + partnerBoost) for events said by the one named partner
+	dateBoost     = 2.0 // added for events on a date the query names (±1 day; same month if no day)
+	prevWeight    = 0.5 // share of the previous turn's score an event inherits
+	prev2Weight   = 0.2 // … of the turn before that
+	nextWeight    = 0.1 // … of the next turn
+	burstGap      = time.Hour
+	feedbackDocs  = 5   // pseudo-relevance feedback: top events read
+	feedbackTerms = 10  // … terms taken from them
+	feedbackBeta  = 0.3 // … weight of the feedback search
+	neighbourTop  = 60  // events whose neighbours are fetched for smoothing
+)
+
+// Dense scores events against a query in a dense space (the embeddings issue plugs in here);
+// scores are cosine similarities in [-1, 1].
+type Dense interface {
+	Score(ctx context.Context, query string, events []memory.Event) ([]float64, error)
+}
+
+// Options configures a Recaller. Index and Tokens are required.
+type Options struct {
+	Index memory.Index
+	// Tokens turns text into index terms, exactly as events are indexed.
+	Tokens func(text string) ([]string, error)
+	// Partners lists the conversation partners visible to a viewer (for partner matching);
+	// nil disables partner matching.
+	Partners func(ctx context.Context, v memory.Viewer) ([]string, error)
+	// Dense, when set, is fused with the sparse score.
+	Dense Dense
+}
+
+// Recaller runs recall queries. It is safe for concurrent use.
+type Recaller struct{ opts Options }
+
+// New returns a Recaller.
+func New(opts Options) (*Recaller, error) {
+	if opts.Index == nil || opts.Tokens == nil {
+		return nil, errors.New("cold: Index and Tokens are required")
+	}
+	return &Recaller{opts: opts}, nil
+}
+
+// Query is one recall request.
+type Query struct {
+	Text    string
+	Viewer  memory.Viewer
+	K       int            // results wanted (default 10)
+	Layers  []memory.Layer // empty: L1 and L2
+	Session string         // non-empty: only this session's events
+	// Exclude drops events (e.g. those already in the asker's context window).
+	Exclude map[int64]bool
+}
+
+// Hit is one recalled event with its score and why it ranks there.
+type Hit struct {
+	Event  memory.Event
+	Score  float64
+	Reason string
+}
+
+// cand is an event being scored.
+type cand struct {
+	ev      memory.Event
+	indexed string
+	bm25    float64 // from the query's own terms
+	fb      float64 // from the feedback search
+	base    float64 // bm25 + feedback, with partner and date adjustments
+	score   float64 // base + neighbour context (+ dense)
+	why     []string
+}
+
+// Recall returns the best K events for q.Text that q.Viewer may see, best first.
+func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
+	if q.K <= 0 {
+		q.K = 10
+	}
+	terms, err := r.opts.Tokens(q.Text)
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	partner, nameTerms, err := r.namedPartner(ctx, q, terms)
+	if err != nil {
+		return nil, err
+	}
+	terms = dedupe(without(terms, nameTerms))
+	if len(terms) == 0 {
+		terms = dedupe(nameTerms) // a query that is only a name still finds that name
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	dates := queryDates(q.Text)
+	cs := map[int64]*cand{}
+	if err := r.search(ctx, q, terms, cs, func(c *cand, s float64) { c.bm25 = s }); err != nil {
+		return nil, err
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	r.rescore(cs, partner, dates)
+	if err := r.smooth(ctx, q, cs, dates); err != nil {
+		return nil, err
+	}
+	// Pseudo-relevance feedback from the best events so far.
+	fbTerms, err := r.feedbackTerms(ctx, cs, terms, nameTerms)
+	if err != nil {
+		return nil, err
+	}
+	if len(fbTerms) > 0 {
+		if err := r.search(ctx, q, fbTerms, cs, func(c *cand, s float64) { c.fb = s }); err != nil {
+			return nil, err
+		}
+		r.rescore(cs, partner, dates)
+		if err := r.smooth(ctx, q, cs, dates); err != nil {
+			return nil, err
+		}
+	}
+	if r.opts.Dense != nil {
+		if err := r.fuseDense(ctx, q.Text, cs); err != nil {
+			return nil, err
+		}
+	}
+	return top(cs, q), nil
+}
+
+// search runs one FTS query and records each match's score with set.
+func (r *Recaller) search(ctx context.Context, q Query, terms []string, cs map[int64]*cand, set func(*cand, float64)) error {
+	hits, err := r.opts.Index.SearchTerms(ctx, memory.TextQuery{Terms: terms, Viewer: q.Viewer, Layers: q.Layers, Session: q.Session, Limit: candidates})
+	if err != nil {
+		return fmt.Errorf("recall: %w", err)
+	}
+	for _, h := range hits {
+		c := cs[h.Event.ID]
+		if c == nil {
+			c = &cand{ev: h.Event, indexed: h.Indexed}
+			cs[h.Event.ID] = c
+		}
+		set(c, h.Score)
+	}
+	return nil
+}
+
+// rescore recomputes base scores: BM25 plus feedback, then partner and date adjustments.
+func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate) {
+	for _, c := range cs {
+		c.why = c.why[:0]
+		c.base = c.bm25 + feedbackBeta*c.fb
+		if c.bm25 > 0 {
+			c.why = append(c.why, fmt.Sprintf("bm25 %.2f", c.bm25))
+		}
+		if c.fb > 0 {
+			c.why = append(c.why, fmt.Sprintf("feedback %.2f", feedbackBeta*c.fb))
+		}
+		if partner != "" && strings.EqualFold(c.ev.Partner, partner) {
+			c.base *= 1 + partnerBoost
+			c.why = append(c.why, "said by "+c.ev.Partner)
+		}
+		if onDate(c.ev.Time, dates) {
+			c.base += dateBoost
+			c.why = append(c.why, "on the date asked")
+		}
+		c.score = c.base
+	}
+}
+
+// smooth adds neighbouring-turn context: each of the best events passes part of its base score
+// to the one or two turns after it (and a little to the one before), within the same burst of
+// its conversation. The neighbours of those events are fetched, so in the (session, id) order of
+// all known events, a source's true next and previous turns sit right beside it.
+func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, dates []qdate) error {
+	best := sortedByBase(cs)
+	if len(best) > neighbourTop {
+		best = best[:neighbourTop]
+	}
+	ids := make([]int64, 0, len(best))
+	for _, c := range best {
+		ids = append(ids, c.ev.ID)
+	}
+	nbs, err := r.opts.Index.Neighbours(ctx, ids, 2, q.Viewer)
+	if err != nil {
+		return fmt.Errorf("recall: neighbours: %w", err)
+	}
+	for _, ev := range nbs {
+		if cs[ev.ID] == nil && layerOK(ev.Layer, q.Layers) && (q.Session == "" || ev.Session == q.Session) {
+			c := &cand{ev: ev}
+			if onDate(ev.Time, dates) {
+				c.base = dateBoost
+				c.why = append(c.why, "on the date asked")
+			}
+			cs[ev.ID] = c
+		}
+	}
+	all := make([]*cand, 0, len(cs))
+	for _, c := range cs {
+		c.score = c.base
+		all = append(all, c)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].ev.Session != all[j].ev.Session {
+			return all[i].ev.Session < all[j].ev.Session
+		}
+		return all[i].ev.ID < all[j].ev.ID
+	})
+	pos := make(map[int64]int, len(all))
+	for i, c := range all {
+		pos[c.ev.ID] = i
+	}
+	add := make([]float64, len(all))
+	give := func(from *cand, to int, w float64) {
+		if to < 0 || to >= len(all) {
+			return
+		}
+		t := all[to]
+		gap := t.ev.Time.Sub(from.ev.Time)
+		if t.ev.Session == from.ev.Session && gap <= burstGap && gap >= -burstGap {
+			add[to] += w * from.base
+		}
+	}
+	for _, src := range best {
+		if src.base <= 0 {
+			continue
+		}
+		i := pos[src.ev.ID]
+		give(src, i+1, prevWeight)
+		if i+1 < len(all) && all[i+1].ev.Session == src.ev.Session {
+			give(src, i+2, prev2Weight)
+		}
+		give(src, i-1, nextWeight)
+	}
+	for i, c := range all {
+		if add[i] > 0 {
+			c.score += add[i]
+			c.why = append(c.why, fmt.Sprintf("context %.2f", add[i]))
+		}
+	}
+	return nil
+}
+
+// feedbackTerms picks the terms that best characterise the top events (tf·idf, normalised by
+// length), excluding the query's own terms and partner names.
+func (r *Recaller) feedbackTerms(ctx context.Context, cs map[int64]*cand, qterms, names []string) ([]string, error) {
+	best := sortedByScore(cs)
+	if len(best) > feedbackDocs {
+		best = best[:feedbackDocs]
+	}
+	skip := map[string]bool{}
+	for _, t := range qterms {
+		skip[t] = true
+	}
+	for _, t := range names {
+		skip[t] = true
+	}
+	tf := map[string]float64{}
+	for _, c := range best {
+		if c.indexed == "" {
+			continue
+		}
+		words := strings.Fields(c.indexed)
+		for _, w := range words {
+			if !skip[w] {
+				tf[w] += 1 / float64(len(words))
+			}
+		}
+	}
+	if len(tf) == 0 {
+		return nil, nil
+	}
+	terms := make([]string, 0, len(tf))
+	for t := range tf {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	df, total, err := r.opts.Index.DocFreq(ctx, terms)
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	type tw struct {
+		t string
+		w float64
+	}
+	ws := make([]tw, 0, len(terms))
+	for i, t := range terms {
+		idf := math.Log(1 + (float64(total)-float64(df[i])+0.5)/(float64(df[i])+0.5))
+		ws = append(ws, tw{t, tf[t] * idf})
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if ws[i].w != ws[j].w {
+			return ws[i].w > ws[j].w
+		}
+		return ws[i].t < ws[j].t
+	})
+	out := make([]string, 0, feedbackTerms)
+	for _, w := range ws[:min(feedbackTerms, len(ws))] {
+		out = append(out, w.t)
+	}
+	return out, nil
+}
+
+// fuseDense adds a dense similarity to every candidate's score, scaled to the sparse range.
+func (r *Recaller) fuseDense(ctx context.Context, text string, cs map[int64]*cand) error {
+	all := sortedByScore(cs)
+	evs := make([]memory.Event, len(all))
+	for i, c := range all {
+		evs[i] = c.ev
+	}
+	sims, err := r.opts.Dense.Score(ctx, text, evs)
+	if err != nil {
+		return fmt.Errorf("recall: dense: %w", err)
+	}
+	if len(sims) != len(all) || len(all) == 0 {
+		return nil
+	}
+	scale := all[0].score
+	for i, c := range all {
+		c.score += scale * math.Max(0, sims[i])
+		c.why = append(c.why, fmt.Sprintf("dense %.2f", sims[i]))
+	}
+	return nil
+}
+
+// namedPartner finds the one conversation partner the query names, and the index terms of the
+// names it mentions.
+func (r *Recaller) namedPartner(ctx context.Context, q Query, terms []string) (string, []string, error) {
+	if r.opts.Partners == nil {
+		return "", nil, nil
+	}
+	ps, err := r.opts.Partners(ctx, q.Viewer)
+	if err != nil {
+		return "", nil, fmt.Errorf("recall: partners: %w", err)
+	}
+	have := map[string]bool{}
+	for _, t := range terms {
+		have[t] = true
+	}
+	var named []string
+	var nameTerms []string
+	for _, p := range ps {
+		pt, err := r.opts.Tokens(p)
+		if err != nil || len(pt) == 0 {
+			continue
+		}
+		all := true
+		for _, t := range pt {
+			all = all && have[t]
+		}
+		if all {
+			named = append(named, p)
+			nameTerms = append(nameTerms, pt...)
+		}
+	}
+	if len(named) == 1 {
+		return named[0], nameTerms, nil
+	}
+	return "", nameTerms, nil
+}
+
+func top(cs map[int64]*cand, q Query) []Hit {
+	all := sortedByScore(cs)
+	out := make([]Hit, 0, q.K)
+	for _, c := range all {
+		if q.Exclude[c.ev.ID] || c.score <= 0 {
+			continue
+		}
+		out = append(out, Hit{Event: c.ev, Score: c.score, Reason: strings.Join(c.why, ", ")})
+		if len(out) == q.K {
+			break
+		}
+	}
+	return out
+}
+
+func sortedByScore(cs map[int64]*cand) []*cand {
+	all := make([]*cand, 0, len(cs))
+	for _, c := range cs {
+		all = append(all, c)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return all[i].ev.ID < all[j].ev.ID
+	})
+	return all
+}
+
+func sortedByBase(cs map[int64]*cand) []*cand {
+	all := make([]*cand, 0, len(cs))
+	for _, c := range cs {
+		all = append(all, c)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].base != all[j].base {
+			return all[i].base > all[j].base
+		}
+		return all[i].ev.ID < all[j].ev.ID
+	})
+	return all
+}
+
+func layerOK(l memory.Layer, ls []memory.Layer) bool {
+	if len(ls) == 0 {
+		return true
+	}
+	for _, x := range ls {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+func without(terms, drop []string) []string {
+	if len(drop) == 0 {
+		return terms
+	}
+	d := map[string]bool{}
+	for _, t := range drop {
+		d[t] = true
+	}
+	out := terms[:0:0]
+	for _, t := range terms {
+		if !d[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func dedupe(terms []string) []string {
+	seen := map[string]bool{}
+	out := terms[:0:0]
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,315 @@
+// Package window computes a session's L1 context window (ARCHITECTURE.md §4): the most recent
+// events are pinned, every other candidate is scored against the current input, and the best are
+// kept until the token budget is met. Every kept item carries its score, reason and source, so a
+// user can see why it is in the prompt; the rest sink to L2.
+//
+// An assistant event that calls tools and the results of those calls form one unit: they are kept
+// or sunk together, so the prompt never holds a call without its result.
+package window
+
+import (
+	"math"
+
+	"github.com/hologramagent/hologram/memory"
+)
+
+// Config bounds a window. Zero fields take the defaults.
+type Config struct {
+	Budget int // tokens the window may hold (default 8000)
+	Recent int // recent events pinned at most (default 12); fewer when events are long
+}
+
+// Defaults of Config.
+const (
+	DefaultBudget = 8000
+	DefaultRecent = 12
+)
+
+// Candidate is an L1 event with the index terms it was indexed under, interned by a [Vocab].
+type Candidate struct {
+	Event memory.Event
+	Terms []uint32
+}
+
+// Vocab interns terms as small integers so that scoring compares numbers, not strings. It is not
+// safe for concurrent use; the kernel keeps one per session cache under a lock.
+type Vocab struct{ ids map[string]uint32 }
+
+// NewVocab returns an empty Vocab.
+func NewVocab() *Vocab { return &Vocab{ids: map[string]uint32{}} }
+
+// Intern returns the ids of terms, adding new ones.
+func (v *Vocab) Intern(terms []string) []uint32 {
+	out := make([]uint32, len(terms))
+	for i, t := range terms {
+		id, ok := v.ids[t]
+		if !ok {
+			id = uint32(len(v.ids)) + 1
+			v.ids[t] = id
+		}
+		out[i] = id
+	}
+	return out
+}
+
+// Lookup returns the ids of the known terms among terms (unknown ones cannot match anything).
+func (v *Vocab) Lookup(terms []string) []uint32 {
+	out := make([]uint32, 0, len(terms))
+	for _, t := range terms {
+		if id, ok := v.ids[t]; ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Size is the number of interned terms.
+func (v *Vocab) Size() int { return len(v.ids) }
+
+// Source of a kept item.
+const (
+	SourcePinned   = "pinned"
+	SourceScored   = "scored"
+	SourceRecalled = "recalled"
+)
+
+// Item is one kept candidate (by index) and why it is kept.
+type Item struct {
+	Index  int
+	Score  float64
+	Reason string
+	Source string
+}
+
+// Result is a computed window.
+type Result struct {
+	Items  []Item // chronological
+	Sunk   []int  // indexes of the candidates that did not fit, to move to L2
+	Pinned int    // events pinned as recent
+	Used   int    // tokens of the kept items
+	Budget int
+}
+
+// unit is a run of candidates kept or sunk together: [start, end).
+type unit struct {
+	start, end int
+	tokens     int
+	score      float64
+	why        string
+}
+
+// Compute builds the window of candidates (a session's L1 events, chronological) for the input's
+// terms. recalled marks events that coldcontext_query brought back (their source says so).
+func Compute(cands []Candidate, inputTerms []uint32, vocabSize int, cfg Config, recalled map[int64]bool) Result {
+	if cfg.Budget <= 0 {
+		cfg.Budget = DefaultBudget
+	}
+	if cfg.Recent <= 0 {
+		cfg.Recent = DefaultRecent
+	}
+	res := Result{Budget: cfg.Budget}
+	if len(cands) == 0 {
+		return res
+	}
+	units := group(cands)
+	total := 0
+	for _, c := range cands {
+		total += tokensOf(c.Event)
+	}
+	mean := float64(total) / float64(len(cands))
+	pinN := cfg.Recent
+	if mean > 0 {
+		pinN = min(cfg.Recent, int(float64(cfg.Budget)/mean))
+	}
+	pinN = max(pinN, 1)
+
+	keep := make([]bool, len(units))
+	// Pin the most recent units holding pinN events, newest first, within the budget.
+	pinned := 0
+	for u := len(units) - 1; u >= 0 && pinned < pinN; u-- {
+		if res.Used+units[u].tokens > cfg.Budget && pinned > 0 {
+			break
+		}
+		keep[u] = true
+		units[u].why = "recent"
+		res.Used += units[u].tokens
+		pinned += units[u].end - units[u].start
+	}
+	res.Pinned = pinned
+
+	// Score the others against the input: BM25 over the candidates' own terms.
+	scores := bm25(cands, inputTerms, vocabSize)
+	type ranked struct {
+		score float64
+		u     int
+	}
+	var rest []ranked
+	for u := range units {
+		if keep[u] {
+			continue
+		}
+		best := 0.0
+		for i := units[u].start; i < units[u].end; i++ {
+			best = math.Max(best, scores[i])
+		}
+		units[u].score = best
+		if best > 0 { // units that share no term with the input are never chosen by score
+			rest = append(rest, ranked{best, u})
+		}
+	}
+	// Take units best first until the budget is full: a heap pops only as many as fit, where a
+	// full sort would order thousands that never will.
+	better := func(a, b ranked) bool {
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return a.u > b.u // newer first among equals
+	}
+	down := func(h []ranked, i int) {
+		for {
+			l, best := 2*i+1, i
+			if l < len(h) && better(h[l], h[best]) {
+				best = l
+			}
+			if r := l + 1; r < len(h) && better(h[r], h[best]) {
+				best = r
+			}
+			if best == i {
+				return
+			}
+			h[i], h[best] = h[best], h[i]
+			i = best
+		}
+	}
+	for i := len(rest)/2 - 1; i >= 0; i-- {
+		down(rest, i)
+	}
+	misses := 0 // units popped in a row that did not fit: past a few, the window is full
+	for len(rest) > 0 && res.Used < cfg.Budget && misses < 32 {
+		u := rest[0].u
+		rest[0] = rest[len(rest)-1]
+		rest = rest[:len(rest)-1]
+		down(rest, 0)
+		if res.Used+units[u].tokens > cfg.Budget {
+			misses++
+			continue
+		}
+		misses = 0
+		keep[u] = true
+		res.Used += units[u].tokens
+		units[u].why = "relevant to the input"
+	}
+	for u, un := range units {
+		for i := un.start; i < un.end; i++ {
+			if !keep[u] {
+				res.Sunk = append(res.Sunk, i)
+				continue
+			}
+			it := Item{Index: i, Score: scores[i], Reason: un.why, Source: SourceScored}
+			if un.why == "recent" {
+				it.Source = SourcePinned
+			}
+			if recalled[cands[i].Event.ID] && it.Source != SourcePinned {
+				it.Source, it.Reason = SourceRecalled, "recalled from cold context; "+it.Reason
+			}
+			res.Items = append(res.Items, it)
+		}
+	}
+	return res
+}
+
+// group makes units: an assistant event with tool calls takes the tool results that follow it.
+func group(cands []Candidate) []unit {
+	units := make([]unit, 0, len(cands))
+	for i := 0; i < len(cands); i++ {
+		u := unit{start: i, end: i + 1, tokens: tokensOf(cands[i].Event)}
+		if calls := cands[i].Event.ToolCalls; len(calls) > 0 {
+			for i+1 < len(cands) && cands[i+1].Event.Role == memory.RoleTool && callsInclude(calls, cands[i+1].Event.ToolCallID) {
+				i++
+				u.end = i + 1
+				u.tokens += tokensOf(cands[i].Event)
+			}
+		}
+		units = append(units, u)
+	}
+	return units
+}
+
+func callsInclude(calls []memory.ToolCall, id string) bool {
+	for _, c := range calls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func tokensOf(e memory.Event) int {
+	if e.Tokens > 0 {
+		return e.Tokens
+	}
+	return max(1, (len(e.Content)+3)/4)
+}
+
+// bm25 scores every candidate against the query terms (k1 1.2, b 0.75, IDF over the candidates).
+func bm25(cands []Candidate, query []uint32, vocabSize int) []float64 {
+	scores := make([]float64, len(cands))
+	if len(query) == 0 {
+		return scores
+	}
+	// slot[term id] = 1 + position of the term in the query (0: not a query term).
+	slot := make([]uint8, vocabSize+1)
+	nq := 0
+	for _, t := range query {
+		if int(t) <= vocabSize && slot[t] == 0 && nq < 255 {
+			nq++
+			slot[t] = uint8(nq)
+		}
+	}
+	df := make([]int, nq)
+	// Counts of the query terms, only for the candidates that contain one (most do not).
+	matched := make([]int32, 0, len(cands))
+	counts := make([]int32, 0, len(cands)*nq)
+	row := make([]int32, nq)
+	total := 0
+	for i, c := range cands {
+		total += len(c.Terms)
+		hit := false
+		for _, t := range c.Terms {
+			if int(t) < len(slot) {
+				if j := slot[t]; j != 0 {
+					row[j-1]++
+					hit = true
+				}
+			}
+		}
+		if hit {
+			matched = append(matched, int32(i))
+			for j, f := range row {
+				if f > 0 {
+					df[j]++
+				}
+			}
+			counts = append(counts, row...)
+			clear(row)
+		}
+	}
+	n := float64(len(cands))
+	avg := math.Max(1, float64(total)/n)
+	idf := make([]float64, nq)
+	for j, d := range df {
+		idf[j] = math.Log(1 + (n-float64(d)+0.5)/(float64(d)+0.5))
+	}
+	const k1, b = 1.2, 0.75
+	for m, i := range matched {
+		norm := k1 * (1 - b + b*float64(len(cands[i].Terms))/avg)
+		s := 0.0
+		for j, f := range counts[m*nq : (m+1)*nq] {
+			if f > 0 {
+				s += idf[j] * float64(f) * (k1 + 1) / (float64(f) + norm)
+			}
+		}
+		scores[i] = s
+	}
+	return scores
+}
