@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
@@ -58,16 +58,50 @@ func (a *app) writeJSON(v any) error {
 	return nil
 }
 
-// table writes aligned rows; the first row is the header.
+// table writes rows in columns two spaces apart; the first row is the header. Columns are aligned
+// by display width, so CJK text (two terminal cells a rune) lines up too.
 func (a *app) table(rows [][]string) error {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	var widths []int
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], displayWidth(c))
+		}
 	}
-	if err := tw.Flush(); err != nil {
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	if _, err := io.WriteString(a.stdout, b.String()); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
 	return nil
+}
+
+// displayWidth is how many terminal cells s takes: two for East Asian wide runes (Han, kana,
+// Hangul, fullwidth forms), none for combining marks, one otherwise.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul),
+			r >= 0x3000 && r <= 0x303f,                             // CJK symbols and punctuation
+			r >= 0xff01 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6: // fullwidth forms
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // orDash shows empty cells as "-".
@@ -349,14 +383,20 @@ func (a *app) sessionNew(ctx context.Context, args []string) error {
 	title := fs.String("title", "", "title")
 	prompt := fs.String("system-prompt", "", "the session's system prompt")
 	model := fs.String("model", "", "the session's model (empty: the default provider's)")
+	channel := fs.String("channel", "", "where the session happens, e.g. qq")
+	partner := fs.String("partner", "", "who the session is with")
+	scope := fs.String("scope", "", "what the session may see: private (default), public or group:<id>")
 	pos, err := parse(fs, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 1 {
-		return usagef("usage: waiter session new [--title T] [--system-prompt P] [--model M] [ID]")
+		return usagef("usage: waiter session new [--title T] [--system-prompt P] [--model M] [--channel C] [--partner P] [--scope S] [ID]")
 	}
-	s := client.Session{Title: *title, SystemPrompt: *prompt, Model: *model}
+	if *scope != "" && client.CheckScope(*scope) != nil {
+		return usagef("--scope must be private, public or group:<id>, got %q", *scope)
+	}
+	s := client.Session{Title: *title, SystemPrompt: *prompt, Model: *model, Channel: *channel, Partner: *partner, Scope: *scope}
 	if len(pos) == 1 {
 		s.ID = pos[0]
 	}

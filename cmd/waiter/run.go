@@ -31,9 +31,14 @@ commands:
   provider remove NAME
   tools [--json]
   session list [--json]
-  session new [--title T] [--system-prompt P] [--model M] [ID]
+  session new [--title T] [--system-prompt P] [--model M] [--channel C] [--partner P] [--scope S] [ID]
+                                          scope: private (default), public or group:<id>
   session instructions ID [--system-prompt P] [--model M]
   history [--session ID] [--limit N] [--json]
+  window [--session ID] [--json]          what the session's next prompt holds and why
+  memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] TEXT...
+                                          recall events as the agent does (--session: as that
+                                          session sees them; default: the owner, every scope)
   version
 
 environment:
@@ -175,7 +180,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	}
 	commands := map[string]func(context.Context, []string) error{
 		"chat": a.chat, "ask": a.ask, "status": a.status, "provider": a.provider, "tools": a.tools,
-		"session": a.session, "history": a.history,
+		"session": a.session, "history": a.history, "window": a.window, "memory": a.memory,
 	}
 	fn, ok := commands[cmd]
 	if !ok {

@@ -31,6 +31,8 @@ type fakeBackend struct {
 	addProvider     func(ctx context.Context, p client.ProviderConfig) (client.Provider, error)
 	removeProvider  func(ctx context.Context, name string) error
 	tools           func(ctx context.Context) ([]client.Tool, error)
+	window          func(ctx context.Context, sessionID string) (client.Window, error)
+	searchMemory    func(ctx context.Context, q client.MemoryQuery) ([]client.MemoryHit, error)
 	complete        func(ctx context.Context, req client.CompletionRequest, emit func(client.ChatEvent)) (client.ChatResult, error)
 	models          func(ctx context.Context) ([]string, error)
 }
@@ -119,6 +121,20 @@ func (f *fakeBackend) Tools(ctx context.Context) ([]client.Tool, error) {
 		return nil, nil
 	}
 	return f.tools(ctx)
+}
+
+func (f *fakeBackend) Window(ctx context.Context, sessionID string) (client.Window, error) {
+	if f.window == nil {
+		return client.Window{Session: sessionID}, nil
+	}
+	return f.window(ctx, sessionID)
+}
+
+func (f *fakeBackend) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]client.MemoryHit, error) {
+	if f.searchMemory == nil {
+		return nil, nil
+	}
+	return f.searchMemory(ctx, q)
 }
 
 func (f *fakeBackend) Complete(ctx context.Context, req client.CompletionRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {

@@ -23,6 +23,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/providers", s.handleAddProvider)
 	m.HandleFunc("DELETE /api/v1/providers/{name}", s.handleRemoveProvider)
 	m.HandleFunc("GET /api/v1/tools", s.handleTools)
+	m.HandleFunc("GET /api/v1/window", s.handleWindow)
+	m.HandleFunc("GET /api/v1/memory/search", s.handleSearchMemory)
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)
 }
@@ -77,6 +79,10 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	var in client.Session
 	if err := s.decodeJSON(w, r, &in, decodeOptions{allowEmpty: true}); err != nil {
 		s.writeError(w, r, err.status, err.msg)
+		return
+	}
+	if in.Scope != "" && client.CheckScope(in.Scope) != nil {
+		s.writeError(w, r, http.StatusBadRequest, "scope must be private, public or group:<id>, got "+quote(in.Scope))
 		return
 	}
 	out, err := s.b.CreateSession(r.Context(), in)

@@ -331,13 +331,17 @@ type newSession struct {
 	Title        string `json:"title,omitempty"`
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	Model        string `json:"model,omitempty"`
+	Channel      string `json:"channel,omitempty"`
+	Partner      string `json:"partner,omitempty"`
+	Scope        string `json:"scope,omitempty"`
 }
 
 // CreateSession creates a session (POST /api/v1/sessions); an empty ID lets the kernel pick one.
 func (c *HTTP) CreateSession(ctx context.Context, s Session) (Session, error) {
 	var out Session
 	err := c.do(ctx, http.MethodPost, "/api/v1/sessions",
-		newSession{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model}, &out)
+		newSession{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model,
+			Channel: s.Channel, Partner: s.Partner, Scope: s.Scope}, &out)
 	return out, err
 }
 

@@ -54,6 +54,8 @@ type Fake struct {
 	sessions  map[string]client.Session
 	history   map[string][]client.Message
 	tools     []client.Tool
+	windows   map[string]client.Window
+	memory    []client.MemoryHit
 	turns     map[string]context.CancelFunc
 	nextID    int
 	started   time.Time
@@ -66,6 +68,7 @@ func New() *Fake {
 		providers: map[string]client.ProviderConfig{},
 		sessions:  map[string]client.Session{"main": {ID: "main", Title: "Main", Created: now, Updated: now}},
 		history:   map[string][]client.Message{},
+		windows:   map[string]client.Window{},
 		tools: []client.Tool{{
 			Name: "time_now", Description: "Current local time.\nNo arguments.",
 			Parameters: map[string]any{"type": "object"}, ParallelSafe: true, Source: "builtin",
@@ -186,6 +189,10 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tools := append([]client.Tool(nil), f.tools...)
 		f.mu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	case route == "GET /api/v1/window":
+		f.window(w, r)
+	case route == "GET /api/v1/memory/search":
+		f.searchMemory(w, r)
 	default:
 		WriteError(w, http.StatusNotFound, "no route "+route)
 	}
@@ -315,6 +322,10 @@ func (f *Fake) listSessions(w http.ResponseWriter) {
 func (f *Fake) createSession(w http.ResponseWriter, body []byte) {
 	var s client.Session
 	if !decode(w, body, &s) {
+		return
+	}
+	if s.Scope != "" && client.CheckScope(s.Scope) != nil {
+		WriteError(w, http.StatusBadRequest, "scope must be private, public or group:<id>, got "+strconv.Quote(s.Scope))
 		return
 	}
 	f.mu.Lock()
