@@ -6,6 +6,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -55,16 +56,17 @@ func (k *Kernel) Complete(ctx context.Context, req client.CompletionRequest, emi
 	if err := k.checkProvider(sess.Model); err != nil {
 		return client.ChatResult{}, err
 	}
-	if err := k.ingest(ctx, req.Session, prior); err != nil {
+	if err := k.ingest(ctx, sess, prior); err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}
-	return k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: strings.TrimSpace(req.Messages[n-1].Content), Channel: "openai"}, emit)
+	return k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}, emit)
 }
 
 // ingest appends the messages of prior that the session has not seen. The stored conversation is
 // the session's user messages and final assistant texts; the longest prefix of prior that equals
 // the end of it is already known, the rest is new.
-func (k *Kernel) ingest(ctx context.Context, session string, prior []client.IngestMessage) error {
+func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client.IngestMessage) error {
+	session := sess.ID
 	if len(prior) == 0 {
 		return nil
 	}
@@ -90,8 +92,8 @@ func (k *Kernel) ingest(ctx context.Context, session string, prior []client.Inge
 	}
 	var evs []memory.Event
 	for _, m := range prior[known:] {
-		evs = append(evs, memory.Event{Session: session, Role: memory.Role(m.Role), Content: m.Content, Channel: "openai",
-			Time: k.clock(), Tokens: estimateTokens(m.Content)})
+		evs = append(evs, memory.Event{Session: session, Role: memory.Role(m.Role), Content: sanitize(m.Content), Channel: "openai", Scope: sess.Scope,
+			Time: k.clock(), Tokens: llm.EstimateTokens(m.Content)})
 	}
 	_, err = k.store.AppendEvents(ctx, evs)
 	return err
@@ -104,16 +106,4 @@ func sameMessages(a, b []client.IngestMessage) bool {
 		}
 	}
 	return true
-}
-
-func estimateTokens(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x2E80 {
-			n += 4
-		} else {
-			n++
-		}
-	}
-	return (n + 3) / 4
 }

@@ -64,6 +64,12 @@ type Deps struct {
 	Clock       func() time.Time
 	// Tools are extra in-process tools (time_now is always present).
 	Tools []agent.Tool
+	// Tokens turns text into index terms exactly as the store indexes events (the memory's
+	// recall and window need it). With a store that implements MemoryStore and Tokens set, the
+	// memory features are on: L1 windows, recall into pre_action, coldcontext_query.
+	Tokens func(text string) ([]string, error)
+	// Facilities are heavy assets loaded in the background after Start.
+	Facilities []Facility
 }
 
 // Kernel is the running agent. It is safe for concurrent use.
@@ -77,6 +83,8 @@ type Kernel struct {
 	state   *kstate.State
 	bus     *events.Bus
 	agent   *agent.Agent
+	mem     *mem // nil without an indexed store
+	facs    []Facility
 	started time.Time
 
 	provMu    sync.Mutex
@@ -123,8 +131,22 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		sessLock: map[string]*sync.Mutex{},
 	}
 	k.state.Declare(FacilityStore, FacilityProviders, FacilityAgent)
+	k.facs = deps.Facilities
+	for _, f := range deps.Facilities {
+		k.state.Declare(f.Name)
+	}
 	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: events.DenyPluginTypes(isKernelEvent)})
+	var window func(ctx context.Context, session, input string) ([]memory.Event, error)
+	if ms, ok := deps.Store.(MemoryStore); ok && deps.Tokens != nil {
+		m, err := newMem(k, ms, deps.Tokens)
+		if err != nil {
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
+		k.mem = m
+		window = m.contextWindow
+	}
 	k.agent = agent.New(agent.Options{
+		Window:       window,
 		Store:        deps.Store,
 		Provider:     k.resolveProvider,
 		Clock:        deps.Clock,
@@ -140,6 +162,14 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	}
 	for _, t := range deps.Tools {
 		if err := k.agent.AddTool(t, "builtin"); err != nil {
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
+	}
+	if k.mem != nil {
+		if err := k.agent.AddTool(coldQueryTool{k.mem}, "builtin"); err != nil {
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
+		if err := k.agent.AddHook(agent.Hook{Name: "kernel/recall", Stage: agent.StagePreAction, Fn: k.mem.preActionRecall}); err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)
 		}
 	}
@@ -164,6 +194,18 @@ func (k *Kernel) Start(ctx context.Context) error {
 	}
 	k.state.MarkReady(FacilityAgent)
 	k.state.MarkComplete()
+	// Heavy assets load in the background: the API serves at once, and they load only once.
+	for _, f := range k.facs {
+		k.state.Start(context.WithoutCancel(ctx), f.Name, nil, func(ctx context.Context) error {
+			t0 := time.Now()
+			if err := f.Load(ctx); err != nil {
+				k.log.Warn("facility unavailable", "facility", f.Name, "err", err)
+				return err
+			}
+			k.log.Info("facility ready", "facility", f.Name, "ms", time.Since(t0).Milliseconds())
+			return nil
+		})
+	}
 	k.log.Info("kernel ready", "version", Version, "providers", len(k.providers))
 	return nil
 }

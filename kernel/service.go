@@ -107,7 +107,10 @@ func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(cli
 	if channel == "" {
 		channel = "api"
 	}
-	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel}, emit)
+	if sess.Channel != "" {
+		channel = sess.Channel
+	}
+	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: sanitize(input), Channel: channel, Partner: sess.Partner, Scope: sess.Scope}, emit)
 }
 
 // checkProvider fails early, before a turn starts streaming, when no provider can answer: so
@@ -192,7 +195,8 @@ func (k *Kernel) Cancel(ctx context.Context, turnID string) error {
 }
 
 func toClientSession(s memory.Session) client.Session {
-	return client.Session{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model, Created: s.Created, Updated: s.Updated}
+	return client.Session{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model, Created: s.Created, Updated: s.Updated,
+		Channel: s.Channel, Partner: s.Partner, Scope: s.Scope.String()}
 }
 
 // Sessions implements client.Service.
@@ -219,7 +223,12 @@ func (k *Kernel) CreateSession(ctx context.Context, s client.Session) (client.Se
 	if s.Title == "" {
 		s.Title = s.ID
 	}
-	ms, err := k.store.CreateSession(ctx, memory.Session{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model})
+	scope, err := memory.ParseScope(s.Scope)
+	if err != nil {
+		return client.Session{}, invalid("%v", err)
+	}
+	ms, err := k.store.CreateSession(ctx, memory.Session{ID: s.ID, Title: s.Title, SystemPrompt: s.SystemPrompt, Model: s.Model,
+		Channel: s.Channel, Partner: s.Partner, Scope: scope})
 	if err != nil {
 		return client.Session{}, mapErr(err)
 	}

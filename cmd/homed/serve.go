@@ -20,6 +20,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/kernel/llm/openai"
 	"github.com/hologramagent/hologram/kernel/security"
+	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
@@ -64,7 +65,9 @@ func serve(ctx context.Context, cfg config.Config, env func(string) string, stdo
 	}
 	codec := security.NewCodec(keys)
 
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Logger: log})
+	mem := newMemoryAssets(cfg, log)
+	defer mem.close()
+	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Logger: log, Tokenize: mem.tok.Tokens, Expand: mem.lex.Expand})
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
 	}
@@ -75,6 +78,8 @@ func serve(ctx context.Context, cfg config.Config, env func(string) string, stdo
 		Sealer:      codec,
 		NewProvider: newProvider(log),
 		Logger:      log,
+		Tokens:      mem.tok.Tokens,
+		Facilities:  mem.facilities(),
 	})
 	if err != nil {
 		return err
@@ -221,3 +226,24 @@ func isLoopbackHost(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// memoryAssets are the memory's tokenizer (jieba for Chinese, loaded on the first Chinese text)
+// and English lexicon (WordNet, loaded in the background after start).
+type memoryAssets struct {
+	tok *embed.Tokenizer
+	lex *embed.Lexicon
+}
+
+func newMemoryAssets(cfg config.Config, log *slog.Logger) memoryAssets {
+	lex := embed.NewLexicon(embed.LexiconOptions{Dir: cfg.Memory.WordNetDir, Logger: log})
+	tok := embed.NewTokenizer(embed.TokenizerOptions{JiebaDir: cfg.Memory.JiebaDir, Logger: log, Lexicon: lex})
+	return memoryAssets{tok: tok, lex: lex}
+}
+
+// facilities: the lexicon warms up at start (≈ 0.3 s, ≈ 30 MB); jieba (≈ 130 MB) only when
+// Chinese text first arrives, so an English-only agent never pays for it.
+func (m memoryAssets) facilities() []kernel.Facility {
+	return []kernel.Facility{{Name: "lexicon", Load: m.lex.Load}}
+}
+
+func (m memoryAssets) close() { m.tok.Close() }

@@ -45,6 +45,13 @@ type Service interface {
 
 	// Tools lists the tools the agent can call.
 	Tools(ctx context.Context) ([]Tool, error)
+
+	// Window explains a session's L1 context window: what the next turn's prompt holds and
+	// why (each item's score, reason and source).
+	Window(ctx context.Context, sessionID string) (Window, error)
+	// SearchMemory recalls events (L1 and L2) the way the agent does, seen from a session's
+	// scope (empty session: the owner, who sees every scope).
+	SearchMemory(ctx context.Context, q MemoryQuery) ([]MemoryHit, error)
 }
 
 // Errors callers test with errors.Is. Both implementations map their failures onto them.
@@ -147,7 +154,9 @@ type ChatResult struct {
 	Text    string `json:"text"`
 }
 
-// Session is a conversation with its instructions.
+// Session is a conversation with its instructions. Channel, Partner and Scope say where it
+// happens and what it may see: the owner's sessions are "private" (the default) and see every
+// scope; a "group:<id>" session sees public things and its group's; a "public" one public things.
 type Session struct {
 	ID           string    `json:"id"`
 	Title        string    `json:"title"`
@@ -155,6 +164,58 @@ type Session struct {
 	Model        string    `json:"model"`
 	Created      time.Time `json:"created"`
 	Updated      time.Time `json:"updated"`
+	Channel      string    `json:"channel,omitempty"`
+	Partner      string    `json:"partner,omitempty"`
+	Scope        string    `json:"scope,omitempty"`
+}
+
+// Window is a session's L1 context window as the next turn will see it.
+type Window struct {
+	Session string       `json:"session"`
+	Input   string       `json:"input"`  // the text the candidates were scored against
+	Budget  int          `json:"budget"` // token budget of the window
+	Used    int          `json:"used"`   // tokens the items take
+	Pinned  int          `json:"pinned"` // how many recent events are pinned
+	Items   []WindowItem `json:"items"`  // chronological
+	Sunk    int          `json:"sunk"`   // events moved to L2 when the window was computed
+}
+
+// WindowItem is one event in the window and why it is there.
+type WindowItem struct {
+	ID      int64     `json:"id"`
+	Time    time.Time `json:"time"`
+	Role    string    `json:"role"`
+	Content string    `json:"content"`
+	Tokens  int       `json:"tokens"`
+	Score   float64   `json:"score"`
+	Reason  string    `json:"reason"`
+	// Source is "pinned" (recent), "scored" (relevant to the input) or "recalled" (brought back
+	// from L2 by coldcontext_query).
+	Source string `json:"source"`
+}
+
+// MemoryQuery asks for recalled events.
+type MemoryQuery struct {
+	Text    string `json:"text"`
+	Session string `json:"session,omitempty"` // whose view; empty: the owner's
+	K       int    `json:"k,omitempty"`       // default 10, at most 100
+	Scope   string `json:"scope,omitempty"`   // only events of this scope ("private", "group:<id>", "public")
+	Layer   int    `json:"layer,omitempty"`   // 1 or 2; 0: both
+}
+
+// MemoryHit is one recalled event.
+type MemoryHit struct {
+	ID      int64     `json:"id"`
+	Session string    `json:"session"`
+	Time    time.Time `json:"time"`
+	Role    string    `json:"role"`
+	Channel string    `json:"channel,omitempty"`
+	Partner string    `json:"partner,omitempty"`
+	Scope   string    `json:"scope"`
+	Layer   int       `json:"layer"`
+	Content string    `json:"content"`
+	Score   float64   `json:"score"`
+	Reason  string    `json:"reason"`
 }
 
 // Instructions are a session's own system prompt and model (empty model: the default).

@@ -51,9 +51,29 @@ type Config struct {
 	// Version records --version; the caller prints the version and exits.
 	Version bool `toml:"-"`
 
-	Agent AgentConfig `toml:"agent"`
-	API   APIConfig   `toml:"api"`
+	Agent  AgentConfig  `toml:"agent"`
+	API    APIConfig    `toml:"api"`
+	Memory MemoryConfig `toml:"memory"`
 }
+
+// MemoryConfig shapes the memory (ARCHITECTURE.md §4).
+type MemoryConfig struct {
+	// WindowTokens is the token budget of a session's L1 context window (default 8000).
+	WindowTokens int `toml:"window_tokens"`
+	// Recent is how many recent events are pinned in the window at most (default 12); fewer
+	// when events are long (budget / mean tokens per event).
+	Recent int `toml:"recent"`
+	// JiebaDir and WordNetDir locate the Chinese dictionaries and the English lexicon; empty
+	// searches the usual places (HOLOGRAM_JIEBA_DIR / HOLOGRAM_WORDNET_DIR, /usr/lib/hologram…).
+	JiebaDir   string `toml:"jieba_dir"`
+	WordNetDir string `toml:"wordnet_dir"`
+}
+
+// Memory defaults.
+const (
+	DefaultWindowTokens = 8000
+	DefaultRecent       = 12
+)
 
 // AgentConfig limits the agent's turn loop.
 type AgentConfig struct {
@@ -146,7 +166,8 @@ func Default(env func(string) string) Config {
 			ToolTimeout:  Duration{DefaultToolTimeout},
 			HistoryLimit: DefaultHistoryLimit,
 		},
-		API: APIConfig{MaxBodyBytes: DefaultMaxBodyBytes},
+		API:    APIConfig{MaxBodyBytes: DefaultMaxBodyBytes},
+		Memory: MemoryConfig{WindowTokens: DefaultWindowTokens, Recent: DefaultRecent},
 	}
 }
 
@@ -365,6 +386,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Agent.HistoryLimit <= 0 {
 		bad("agent.history_limit must be positive, got %d", c.Agent.HistoryLimit)
+	}
+	if c.Memory.WindowTokens < 256 {
+		bad("memory.window_tokens must be at least 256, got %d", c.Memory.WindowTokens)
+	}
+	if c.Memory.Recent <= 0 {
+		bad("memory.recent must be positive, got %d", c.Memory.Recent)
 	}
 	if c.API.MaxBodyBytes <= 0 {
 		bad("api.max_body_bytes must be positive, got %d", c.API.MaxBodyBytes)

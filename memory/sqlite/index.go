@@ -319,3 +319,22 @@ var (
 	_ memory.Index  = (*Store)(nil)
 	_ memory.Layers = (*Store)(nil)
 )
+
+// Partners lists the distinct non-empty partners of stored events (for recall's partner
+// matching), sorted. It reads the partner index, not the events.
+func (s *Store) Partners(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT partner FROM events WHERE partner != '' ORDER BY partner`)
+	if err != nil {
+		return nil, fmt.Errorf("partners: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("partners: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

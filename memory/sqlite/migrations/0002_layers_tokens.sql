@@ -15,6 +15,7 @@ ALTER TABLE events ADD COLUMN accesses INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE events ADD COLUMN last_access INTEGER NOT NULL DEFAULT 0; -- unix nanos; 0 = never
 
 CREATE INDEX events_session_layer_id ON events (session, layer, id);
+CREATE INDEX events_partner ON events (partner);
 
 ALTER TABLE sessions ADD COLUMN channel TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN partner TEXT NOT NULL DEFAULT '';

@@ -1,0 +1,437 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hologramagent/hologram/kernel/agent"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/cold"
+	"github.com/hologramagent/hologram/memory/window"
+)
+
+// MemoryStore is what the memory features need of the store beyond memory.Store.
+type MemoryStore interface {
+	memory.Store
+	memory.Index
+	memory.Layers
+	// Partners lists the distinct conversation partners of stored events.
+	Partners(ctx context.Context) ([]string, error)
+}
+
+// Facility is a heavy asset the kernel loads in the background after Start (jieba, WordNet…);
+// memory features that need it report "warming up" until it is ready.
+type Facility struct {
+	Name string
+	Load func(ctx context.Context) error
+}
+
+// Memory settings (ARCHITECTURE.md §4).
+const (
+	autoRecallK      = 5    // events recalled into pre_action
+	autoRecallTokens = 1200 // at most this many tokens of them
+	toolRecallMax    = 20
+)
+
+// mem is the kernel's memory subsystem: L1 windows, recall and the coldcontext_query tool.
+type mem struct {
+	k     *Kernel
+	store MemoryStore
+	tok   func(string) ([]string, error)
+	rec   *cold.Recaller
+	cfg   window.Config
+
+	mu       sync.Mutex
+	windows  map[string]client.Window // last window computed per session
+	recalled map[int64]bool           // events brought back from L2 by coldcontext_query
+
+	partnersMu sync.Mutex
+	partners   []string
+	partnersAt time.Time
+}
+
+func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
+	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{},
+		cfg: window.Config{Budget: k.cfg.Memory.WindowTokens, Recent: k.cfg.Memory.Recent}}
+	rec, err := cold.New(cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames})
+	if err != nil {
+		return nil, err
+	}
+	m.rec = rec
+	return m, nil
+}
+
+// partnerNames caches the store's partners for a few seconds: recall asks on every query.
+func (m *mem) partnerNames(ctx context.Context, _ memory.Viewer) ([]string, error) {
+	m.partnersMu.Lock()
+	defer m.partnersMu.Unlock()
+	if m.partners != nil && m.k.clock().Sub(m.partnersAt) < 5*time.Second {
+		return m.partners, nil
+	}
+	ps, err := m.store.Partners(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.partners, m.partnersAt = ps, m.k.clock()
+	return ps, nil
+}
+
+// viewerOf returns the viewer of a session ("" is the owner).
+func (m *mem) viewerOf(ctx context.Context, session string) (memory.Viewer, error) {
+	if session == "" {
+		return memory.OwnerViewer, nil
+	}
+	s, err := m.store.GetSession(ctx, session)
+	if err != nil {
+		return memory.Viewer{}, err
+	}
+	return memory.ViewerFor(s), nil
+}
+
+// contextWindow is the agent's Window hook: it computes the session's L1 window for the input,
+// sinks what does not fit to L2, remembers the explanation, and returns the kept events.
+func (m *mem) contextWindow(ctx context.Context, session, input string) ([]memory.Event, error) {
+	w, kept, err := m.compute(ctx, session, input, true)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.windows[session] = w
+	m.mu.Unlock()
+	return kept, nil
+}
+
+// compute builds a window; sink moves the events that did not fit to L2.
+func (m *mem) compute(ctx context.Context, session, input string, sink bool) (client.Window, []memory.Event, error) {
+	evs, err := m.store.LayerEvents(ctx, session, memory.LayerL1)
+	if err != nil {
+		return client.Window{}, nil, err
+	}
+	ids := make([]int64, len(evs))
+	for i, e := range evs {
+		ids[i] = e.ID
+	}
+	indexed, err := m.store.Events(ctx, ids)
+	if err != nil {
+		return client.Window{}, nil, err
+	}
+	terms := make(map[int64]string, len(indexed))
+	for _, h := range indexed {
+		terms[h.Event.ID] = h.Indexed
+	}
+	vocab := window.NewVocab()
+	cands := make([]window.Candidate, len(evs))
+	for i, e := range evs {
+		cands[i] = window.Candidate{Event: e, Terms: vocab.Intern(strings.Fields(terms[e.ID]))}
+	}
+	qterms, err := m.tok(input)
+	if err != nil {
+		return client.Window{}, nil, fmt.Errorf("window: %w", err)
+	}
+	m.mu.Lock()
+	recalled := m.recalled
+	res := window.Compute(cands, vocab.Lookup(qterms), vocab.Size(), m.cfg, recalled)
+	m.mu.Unlock()
+
+	w := client.Window{Session: session, Input: input, Budget: res.Budget, Used: res.Used, Pinned: res.Pinned, Sunk: len(res.Sunk)}
+	kept := make([]memory.Event, 0, len(res.Items))
+	for _, it := range res.Items {
+		e := cands[it.Index].Event
+		kept = append(kept, e)
+		w.Items = append(w.Items, client.WindowItem{ID: e.ID, Time: e.Time, Role: string(e.Role), Content: e.Content, Tokens: e.Tokens,
+			Score: it.Score, Reason: it.Reason, Source: it.Source})
+	}
+	if sink && len(res.Sunk) > 0 {
+		sunk := make([]int64, len(res.Sunk))
+		for i, idx := range res.Sunk {
+			sunk[i] = cands[idx].Event.ID
+		}
+		if err := m.store.SetLayer(ctx, sunk, memory.LayerL2); err != nil {
+			return client.Window{}, nil, fmt.Errorf("window: sinking to L2: %w", err)
+		}
+		m.mu.Lock()
+		for _, id := range sunk {
+			delete(m.recalled, id)
+		}
+		m.mu.Unlock()
+	}
+	return w, kept, nil
+}
+
+// recall runs the shared Recall for a session's view.
+func (m *mem) recall(ctx context.Context, session, text string, k int, layers []memory.Layer, exclude map[int64]bool) ([]cold.Hit, error) {
+	v, err := m.viewerOf(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Layers: layers, Exclude: exclude})
+}
+
+// preActionRecall is the pre_action hook: it recalls the events most related to the input that
+// are not in the window and injects them as a system message.
+func (m *mem) preActionRecall(ctx context.Context, d *agent.StageData) (agent.Patch, error) {
+	inWindow := map[int64]bool{}
+	m.mu.Lock()
+	for _, it := range m.windows[d.Session].Items {
+		inWindow[it.ID] = true
+	}
+	m.mu.Unlock()
+	hits, err := m.recall(ctx, d.Session, d.Input, autoRecallK+2, nil, inWindow)
+	if err != nil {
+		return agent.Patch{}, err
+	}
+	// Not this turn's own input (already committed), at most autoRecallK.
+	kept := hits[:0]
+	for _, h := range hits {
+		if h.Event.TurnID == "" || h.Event.TurnID != d.TurnID {
+			kept = append(kept, h)
+		}
+	}
+	hits = kept[:min(len(kept), autoRecallK)]
+	if len(hits) == 0 || len(d.Messages) == 0 {
+		return agent.Patch{}, nil
+	}
+	var b strings.Builder
+	b.WriteString("Memories that may be relevant (recalled from earlier conversations; use them only if they help):\n")
+	used := 0
+	for _, h := range hits {
+		line := "- " + describe(h.Event) + "\n"
+		used += llm.EstimateTokens(line)
+		if used > autoRecallTokens {
+			break
+		}
+		b.WriteString(line)
+	}
+	// Before the user's message, so the model reads them as context for it.
+	msgs := make([]llm.Message, 0, len(d.Messages)+1)
+	msgs = append(msgs, d.Messages[:len(d.Messages)-1]...)
+	msgs = append(msgs, llm.Message{Role: "system", Content: b.String()}, d.Messages[len(d.Messages)-1])
+	return agent.Patch{Messages: &msgs}, nil
+}
+
+// describe renders an event for a prompt: date, who, text.
+func describe(e memory.Event) string {
+	who := string(e.Role)
+	if e.Partner != "" {
+		who = e.Partner
+	}
+	return fmt.Sprintf("[%s] %s: %s", e.Time.UTC().Format("2006-01-02 15:04"), who, truncateRunes(e.Content, 600))
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+// coldQueryTool is the coldcontext_query tool: it peeks into L2 (counting an access), returns the
+// events, and moves them back into L1 at their original time.
+type coldQueryTool struct{ m *mem }
+
+func (coldQueryTool) Spec() llm.Tool {
+	return llm.Tool{
+		Name:        "coldcontext_query",
+		Description: "Search the cold memory (older conversation that is no longer in the context) for events related to a query; found events return to the context.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what to look for"},` +
+			`"k":{"type":"integer","description":"how many events (default 5, at most 20)"}},"required":["query"]}`),
+	}
+}
+
+func (coldQueryTool) ParallelSafe() bool { return true }
+
+func (t coldQueryTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	var a struct {
+		Query string `json:"query"`
+		K     int    `json:"k"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return "", fmt.Errorf("bad arguments: %w", err)
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return "", errors.New("query is empty")
+	}
+	if a.K <= 0 {
+		a.K = 5
+	}
+	a.K = min(a.K, toolRecallMax)
+	tr, ok := agent.TurnFrom(ctx)
+	if !ok {
+		return "", errors.New("coldcontext_query runs only inside a turn")
+	}
+	hits, err := t.m.recall(ctx, tr.Session, a.Query, a.K, []memory.Layer{memory.LayerL2}, nil)
+	if err != nil {
+		return "", err
+	}
+	if len(hits) == 0 {
+		return "nothing found in cold memory", nil
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Event.ID
+	}
+	// Peek (one access each), then move the events back into L1 at their original time.
+	if err := t.m.store.Touch(ctx, ids, t.m.k.clock()); err != nil {
+		return "", err
+	}
+	if err := t.m.store.SetLayer(ctx, ids, memory.LayerL1); err != nil {
+		return "", err
+	}
+	t.m.mu.Lock()
+	for _, id := range ids {
+		t.m.recalled[id] = true
+	}
+	t.m.mu.Unlock()
+	var b strings.Builder
+	for _, h := range hits {
+		b.WriteString(describe(h.Event))
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+// Window implements client.Service: the last window computed for the session, or one computed
+// now (without sinking) for its last user message.
+func (k *Kernel) Window(ctx context.Context, session string) (client.Window, error) {
+	if k.mem == nil {
+		return client.Window{}, fmt.Errorf("%w: memory features need an indexed store", client.ErrUnavailable)
+	}
+	if _, err := k.store.GetSession(ctx, session); err != nil {
+		return client.Window{}, mapErr(err)
+	}
+	k.mem.mu.Lock()
+	w, ok := k.mem.windows[session]
+	k.mem.mu.Unlock()
+	if ok {
+		return w, nil
+	}
+	input := ""
+	hist, err := k.store.History(ctx, session, 50)
+	if err != nil {
+		return client.Window{}, mapErr(err)
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		if hist[i].Role == memory.RoleUser {
+			input = hist[i].Content
+			break
+		}
+	}
+	w, _, err = k.mem.compute(ctx, session, input, false)
+	return w, mapErr(err)
+}
+
+// SearchMemory implements client.Service with the same Recall the agent uses.
+func (k *Kernel) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]client.MemoryHit, error) {
+	if k.mem == nil {
+		return nil, fmt.Errorf("%w: memory features need an indexed store", client.ErrUnavailable)
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		return nil, invalid("the query is empty")
+	}
+	if q.K <= 0 {
+		q.K = 10
+	}
+	if q.K > 100 {
+		return nil, invalid("k must be at most 100")
+	}
+	var scope *memory.Scope
+	if q.Scope != "" {
+		sc, err := memory.ParseScope(q.Scope)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		scope = &sc
+	}
+	var layers []memory.Layer
+	switch q.Layer {
+	case 0:
+	case 1, 2:
+		layers = []memory.Layer{memory.Layer(q.Layer)}
+	default:
+		return nil, invalid("layer must be 1 or 2")
+	}
+	want := q.K
+	if scope != nil {
+		want = min(100, q.K*5) // filter by scope after recall, from a wider pool
+	}
+	hits, err := k.mem.recall(ctx, q.Session, q.Text, want, layers, nil)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]client.MemoryHit, 0, q.K)
+	for _, h := range hits {
+		e := h.Event
+		if scope != nil && e.Scope != *scope {
+			continue
+		}
+		out = append(out, client.MemoryHit{ID: e.ID, Session: e.Session, Time: e.Time, Role: string(e.Role), Channel: e.Channel,
+			Partner: e.Partner, Scope: e.Scope.String(), Layer: int(e.Layer), Content: e.Content, Score: h.Score, Reason: h.Reason})
+		if len(out) == q.K {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Recall is the memory's Recall for benchmarks and tools inside the kernel: the top k events
+// (L1 or L2) that session may see.
+func (k *Kernel) Recall(ctx context.Context, session, text string, kk int) ([]cold.Hit, error) {
+	if k.mem == nil {
+		return nil, fmt.Errorf("%w: memory features need an indexed store", client.ErrUnavailable)
+	}
+	return k.mem.recall(ctx, session, text, kk, nil, nil)
+}
+
+// IngestEvent is one message from a channel (or an import) stored as a memory event.
+type IngestEvent struct {
+	Session string
+	Role    memory.Role // default user
+	Content string
+	Partner string
+	Time    time.Time
+	Meta    map[string]string
+}
+
+// Ingest stores channel messages in their session as events of the session's channel and scope,
+// through the same store path the agent uses. Each call is one transaction.
+func (k *Kernel) Ingest(ctx context.Context, evs []IngestEvent) ([]memory.Event, error) {
+	sessions := map[string]memory.Session{}
+	out := make([]memory.Event, 0, len(evs))
+	for _, in := range evs {
+		s, ok := sessions[in.Session]
+		if !ok {
+			var err error
+			if s, err = k.store.GetSession(ctx, in.Session); err != nil {
+				return nil, mapErr(err)
+			}
+			sessions[in.Session] = s
+		}
+		role := in.Role
+		if role == "" {
+			role = memory.RoleUser
+		}
+		t := in.Time
+		if t.IsZero() {
+			t = k.clock()
+		}
+		out = append(out, memory.Event{Session: s.ID, Role: role, Content: sanitize(in.Content), Partner: in.Partner, Channel: s.Channel,
+			Scope: s.Scope, Time: t, Meta: in.Meta, Tokens: llm.EstimateTokens(in.Content)})
+	}
+	stored, err := k.store.AppendEvents(ctx, out)
+	return stored, mapErr(err)
+}
+
+// sanitize makes text safe to store and index: valid UTF-8 without NUL bytes.
+func sanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "")
+}
