@@ -17,7 +17,7 @@ export CGO_CFLAGS ?= -O1 -g0
 BIN := bin
 CMDS := homed waiter
 
-.PHONY: all deps build run test test-unit bench vet fmt mutate-pairing smoke clean
+.PHONY: all deps build run test test-unit bench bench-memory vet fmt mutate-pairing smoke clean
 
 all: build
 
@@ -46,6 +46,11 @@ test: deps
 bench: build
 	$(GO) test $(TESTFLAGS) -run '^$$' -bench . -benchmem $(BENCHARGS) ./...
 	$(BIN)/homed bench
+
+# bench-memory runs the recall benchmark on the LoCoMo dev split (evaluation data, never shipped).
+LOCOMO ?= ../shared/data/locomo/locomo-dev.json
+bench-memory: build
+	$(BIN)/homed bench locomo $(LOCOMO) --json build/locomo-dev.json
 
 # mutate-pairing deletes each call/result pairing record line of kernel/agent in turn and shows
 # the agent's tests failing for every one of them.

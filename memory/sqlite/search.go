@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"math"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hologramagent/hologram/memory"
 )
@@ -12,24 +14,158 @@ import (
 // defaultLimit is the number of hits SearchTerms returns when the query sets no Limit.
 const defaultLimit = 100
 
-// SearchTerms implements [memory.Index]. The query is an FTS5 OR of the terms, each quoted so
-// that FTS5 syntax inside a term is literal (a term containing spaces counts as its parts; each
-// distinct term counts once); no terms means no hits. Visibility (q.Viewer), layer and session
-// filters run in SQL, hits are ranked by FTS5 bm25 (k1 = 1.2, b = 0.75) and then by id, and
-// Score is -bm25, so higher is better. Matching folds case, as the index does.
+// SearchTerms implements [memory.Index]: BM25 (k1 1.2, b 0.5) over the index's terms, the
+// expansion column counting ExpansionWeight per occurrence (in frequencies and in document
+// lengths). Terms are deduplicated (a term with spaces counts as its parts); no terms, no hits.
+// Visibility (q.Viewer), layer and session filters run in SQL; hits are ranked by score, then id.
 //
-// Every match is scored (FTS5 computes bm25 for each row an OR query matches, and reads the
-// whole document list of each term for its IDF), so the cost grows with the matches of the most
-// frequent term: see BenchmarkSearchTerms100k.
+// FTS5 finds the candidates, SQLite's own bm25() does not rank them: an OR query makes FTS5 score
+// every matching row (tens of thousands for common words in a large store). Instead the rarest
+// terms select at most candidateRows rows (a row matching only very common terms cannot outrank
+// one matching a rare term by much, and such rows are still found when no rarer term exists), and
+// Go scores those candidates on every query term, with document frequencies from the index's
+// vocabulary and lengths from the store's running totals.
 func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.TextHit, error) {
-	phrases := termPhrases(q.Terms)
-	if len(phrases) == 0 {
+	terms := termPhrases(q.Terms)
+	if len(terms) == 0 {
 		return nil, nil
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = defaultLimit
 	}
+	filter, args, err := searchFilter(q)
+	if err != nil {
+		return nil, err
+	}
+	df, total, err := s.DocFreq(ctx, terms)
+	if err != nil {
+		return nil, fmt.Errorf("search terms: %w", err)
+	}
+	// The rarest terms, up to candidateRows matching rows in all.
+	order := make([]int, 0, len(terms))
+	for i := range terms {
+		if df[i] > 0 {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	sort.Slice(order, func(a, b int) bool { return df[order[a]] < df[order[b]] })
+	var pick []string
+	rows := 0
+	for _, i := range order {
+		if len(pick) > 0 && rows+df[i] > candidateRows {
+			break
+		}
+		pick = append(pick, terms[i])
+		rows += df[i]
+	}
+	sqlRows, err := s.r.QueryContext(ctx, `SELECT f.rowid, f.tokens, f.expansion
+		FROM events_fts f JOIN events e ON e.id = f.rowid
+		WHERE events_fts MATCH ? AND `+filter+` LIMIT ?`,
+		append(append([]any{orPhrases(pick)}, args...), candidateRows)...)
+	if err != nil {
+		return nil, fmt.Errorf("search terms: %w", err)
+	}
+	defer sqlRows.Close()
+
+	slot := make(map[string]int, len(terms))
+	idf := make([]float64, len(terms))
+	for i, t := range terms {
+		slot[t] = i
+		idf[i] = math.Log(1 + (float64(total)-float64(df[i])+0.5)/(float64(df[i])+0.5))
+	}
+	avg := s.stats.avgLen()
+	type scored struct {
+		id    int64
+		score float64
+	}
+	var cands []scored
+	tf := make([]float64, len(terms))
+	for sqlRows.Next() {
+		var id int64
+		var toks, exp string
+		if err := sqlRows.Scan(&id, &toks, &exp); err != nil {
+			return nil, fmt.Errorf("search terms: %w", err)
+		}
+		clear(tf)
+		n := countTerms(toks, slot, tf, 1)
+		n += ExpansionWeight * countTerms(exp, slot, tf, ExpansionWeight)
+		norm := bm25K1 * (1 - bm25B + bm25B*n/avg)
+		score := 0.0
+		for i, f := range tf {
+			if f > 0 {
+				score += idf[i] * f * (bm25K1 + 1) / (f + norm)
+			}
+		}
+		cands = append(cands, scored{id, score})
+	}
+	if err := sqlRows.Err(); err != nil {
+		return nil, fmt.Errorf("search terms: %w", err)
+	}
+	sort.Slice(cands, func(a, b int) bool {
+		if cands[a].score != cands[b].score {
+			return cands[a].score > cands[b].score
+		}
+		return cands[a].id < cands[b].id
+	})
+	cands = cands[:min(limit, len(cands))]
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	hits, err := s.Events(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("search terms: %w", err)
+	}
+	byID := make(map[int64]memory.TextHit, len(hits))
+	for _, h := range hits {
+		byID[h.Event.ID] = h
+	}
+	out := make([]memory.TextHit, 0, len(cands))
+	for _, c := range cands {
+		if h, ok := byID[c.id]; ok {
+			h.Score = c.score
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// candidateRows bounds the rows one search scores; bm25K1 and bm25B are BM25's constants.
+const (
+	candidateRows = 3000
+	bm25K1        = 1.2
+	bm25B         = 0.5 // short turns: length matters less than in documents (dev split: +1 point any@10)
+)
+
+// countTerms adds w to tf[slot[t]] for each query term t in the space-joined text and returns the
+// number of terms in it.
+func countTerms(text string, slot map[string]int, tf []float64, w float64) float64 {
+	n := 0
+	for len(text) > 0 {
+		i := strings.IndexByte(text, ' ')
+		var t string
+		if i < 0 {
+			t, text = text, ""
+		} else {
+			t, text = text[:i], text[i+1:]
+		}
+		if t == "" {
+			continue
+		}
+		n++
+		if j, ok := slot[t]; ok {
+			tf[j] += w
+		}
+	}
+	return float64(n)
+}
+
+// searchFilter is the SQL condition (on events e) of a query's viewer, layers and session.
+func searchFilter(q memory.TextQuery) (string, []any, error) {
 	var where []string
 	var args []any
 	if cond, cargs := visibility(q.Viewer, "e."); cond != "" {
@@ -39,7 +175,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 		ph := make([]string, len(q.Layers))
 		for i, l := range q.Layers {
 			if !l.Valid() {
-				return nil, fmt.Errorf("search terms: layer %d is not L1 or L2: %w", int(l), memory.ErrInvalid)
+				return "", nil, fmt.Errorf("search terms: layer %d is not L1 or L2: %w", int(l), memory.ErrInvalid)
 			}
 			ph[i] = "?"
 			args = append(args, int(l))
@@ -49,22 +185,10 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	if q.Session != "" {
 		where, args = append(where, "e.session = ?"), append(args, q.Session)
 	}
-	filter := "1"
-	if len(where) > 0 {
-		filter = strings.Join(where, " AND ")
+	if len(where) == 0 {
+		return "1", nil, nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.tokens, bm25(events_fts, 1.0, `+expansionWeightSQL+`) AS score
-		FROM events_fts f JOIN events e ON e.id = f.rowid
-		WHERE events_fts MATCH ? AND `+filter+` ORDER BY score, e.id LIMIT ?`,
-		append(append([]any{orPhrases(phrases)}, args...), limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("search terms: %w", err)
-	}
-	hits, err := scanHits(rows, true)
-	if err != nil {
-		return nil, fmt.Errorf("search terms: %w", err)
-	}
-	return hits, nil
+	return strings.Join(where, " AND "), args, nil
 }
 
 // termPhrases splits terms on whitespace and de-duplicates the parts, in order.
@@ -85,4 +209,45 @@ func termPhrases(terms []string) []string {
 // orPhrases is the FTS5 OR of phrases, each quoted.
 func orPhrases(phrases []string) string { return ftsPhrases(phrases, " OR ") }
 
-var expansionWeightSQL = strconv.FormatFloat(ExpansionWeight, 'f', -1, 64)
+// indexStats are the running totals BM25 needs: indexed events and their (weighted) lengths.
+type indexStats struct {
+	mu    sync.Mutex
+	docs  float64
+	terms float64
+}
+
+func (st *indexStats) add(docs int, terms float64) {
+	st.mu.Lock()
+	st.docs += float64(docs)
+	st.terms += terms
+	st.mu.Unlock()
+}
+
+func (st *indexStats) avgLen() float64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.docs == 0 || st.terms == 0 {
+		return 1
+	}
+	return st.terms / st.docs
+}
+
+// indexLen is the weighted length of an indexed event.
+func indexLen(tokens, expansion string) float64 {
+	return float64(len(strings.Fields(tokens))) + ExpansionWeight*float64(len(strings.Fields(expansion)))
+}
+
+// loadStats computes the totals from the index (at Open).
+func (s *Store) loadStats(ctx context.Context) error {
+	var docs int
+	var toks, exps float64
+	err := s.w.QueryRowContext(ctx, `SELECT count(*),
+		total(length(tokens) - length(replace(tokens, ' ', '')) + (tokens != '')),
+		total(length(expansion) - length(replace(expansion, ' ', '')) + (expansion != ''))
+		FROM events_fts`).Scan(&docs, &toks, &exps)
+	if err != nil {
+		return fmt.Errorf("index statistics: %w", err)
+	}
+	s.stats.add(docs, toks+ExpansionWeight*exps)
+	return nil
+}

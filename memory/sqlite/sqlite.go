@@ -62,6 +62,7 @@ type Store struct {
 	clock func() time.Time
 	tok   memory.Tokenizer
 	exp   func(string) []string
+	stats indexStats
 	w     *sql.DB // one connection: the only writer
 	r     *sql.DB // read-only pool
 	tails *tailCache
@@ -128,6 +129,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.w.SetConnMaxIdleTime(0)
 
 	if err := s.migrate(ctx); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
+	}
+	if err := s.loadStats(ctx); err != nil {
 		s.w.Close()
 		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
 	}

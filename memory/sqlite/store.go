@@ -244,6 +244,11 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		return nil, fmt.Errorf("append events: commit: %w", err)
 	}
 	s.tails.appended(out)
+	var added float64
+	for i := range toks {
+		added += indexLen(toks[i], exps[i])
+	}
+	s.stats.add(len(toks), added)
 	s.ckpt.committed()
 	return out, nil
 }
