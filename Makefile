@@ -50,6 +50,7 @@ bench: build
 # bench-memory runs the recall benchmark on the LoCoMo dev split (evaluation data, never shipped).
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 bench-memory: build
+	@mkdir -p build
 	$(BIN)/homed bench locomo $(LOCOMO) --json build/locomo-dev.json
 
 # mutate-pairing deletes each call/result pairing record line of kernel/agent in turn and shows

@@ -30,19 +30,16 @@ var (
 	isoDate = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
 )
 
-// queryDates finds the calendar dates a query names. A bare "may" (the verb) is only a date with
-// a day or a year next to it.
+// queryDates finds the calendar dates a query names. Month names that are also words ("may",
+// "march", and abbreviations) count only with a day or a year next to them.
 func queryDates(text string) []qdate {
 	var out []qdate
 	for _, m := range enDate.FindAllStringSubmatch(text, -1) {
 		mon := months[strings.ToLower(m[2])]
 		day, _ := strconv.Atoi(firstNonEmpty(m[1], m[3]))
 		year, _ := strconv.Atoi(m[4])
-		if strings.EqualFold(m[2], "may") && day == 0 && year == 0 {
-			continue
-		}
-		if len(m[2]) <= 4 && day == 0 && year == 0 && !strings.EqualFold(m[2], "may") {
-			continue // "mar", "jun"… alone are too often words
+		if day == 0 && year == 0 && (len(m[2]) <= 4 || strings.EqualFold(m[2], "march")) {
+			continue // "may", "march", "mar", "jun"… alone are too often words
 		}
 		if day > 31 {
 			day = 0
