@@ -57,11 +57,11 @@ func contents(hits []Hit) []string {
 
 func TestRecall(t *testing.T) {
 	turns := [][2]string{
-		{"Ann", "I went hiking in the mountains"},       // 0
+		{"Ann", "I went hiking in the mountains"},        // 0
 		{"Bob", "hiking is great, I love the mountains"}, // 1
-		{"Ann", "what did you do yesterday"},            // 2: a topic question…
-		{"Bob", "we baked bread all afternoon"},         // 3: …answered by the next turn
-		{"Ann", "nice weather today"},                   // 4
+		{"Ann", "what did you do yesterday"},             // 2: a topic question…
+		{"Bob", "we baked bread all afternoon"},          // 3: …answered by the next turn
+		{"Ann", "nice weather today"},                    // 4
 	}
 	group := memory.Viewer{Group: "g"}
 	cases := []struct {

@@ -26,9 +26,6 @@ type TokenizerOptions struct {
 	JiebaDir string
 	// Logger receives the jieba load and its failure. nil discards.
 	Logger *slog.Logger
-	// Lexicon, when set, maps irregular English forms to their lemma before stemming
-	// ("went" → "go", "children" → "child"), so they meet their regular forms in the index.
-	Lexicon *Lexicon
 }
 
 // Tokenizer produces the sparse (BM25) terms of memory text. See [Tokenizer.Tokens] for the
@@ -194,11 +191,6 @@ func (t *Tokenizer) Tokens(text string) ([]string, error) {
 	flushWord := func() {
 		if wRunes == 0 {
 			return
-		}
-		if wLatin && t.opts.Lexicon != nil {
-			if lem := t.opts.Lexicon.Lemma(string(word)); lem != string(word) {
-				word = append(word[:0], lem...)
-			}
 		}
 		if tok, ok := finishWord(word, wclass, wRunes, wLatin); ok {
 			out = append(out, tok)

@@ -24,8 +24,8 @@ var WordNetFiles = []string{"data.noun", "index.noun", "noun.exc", "verb.exc", "
 // ErrWordNetNotFound is returned when no WordNet database can be found.
 var ErrWordNetNotFound = errors.New("WordNet database not found")
 
-// Lexicon gives memory retrieval some English lexical knowledge without any model: irregular
-// forms to their lemma ("went" → "go", "children" → "child") and the hypernyms of nouns
+// Lexicon gives memory retrieval some English lexical knowledge without any model: the
+// hypernyms of nouns
 // ("taekwondo" → "martial art", "Spain" → "European country"), which the index stores beside an
 // event's own terms so that a question asked in general words finds events told in specific
 // ones. The data is Princeton WordNet 3.0 (Debian's wordnet-base; WordNet licence, permissive).
