@@ -10,46 +10,12 @@ import (
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/api"
 	"github.com/hologramagent/hologram/kernel/client"
-	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/kerneltest"
-	"github.com/hologramagent/hologram/kernel/llm"
-	"github.com/hologramagent/hologram/kernel/llm/openai"
-	"github.com/hologramagent/hologram/kernel/security"
-	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
-// newKernel builds a started kernel on a real SQLite file with a real codec.
-func newKernel(t *testing.T) *kernel.Kernel {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := config.Default(func(string) string { return "" })
-	cfg.DataDir = filepath.Join(dir, "data")
-	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	keys, err := security.LoadOrCreateKeyFile(filepath.Join(dir, "config", "key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kernel.New(cfg, kernel.Deps{
-		Store:  store,
-		Sealer: security.NewCodec(keys),
-		NewProvider: func(ps kernel.ProviderSettings) (llm.Provider, error) {
-			return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy, MaxRetries: -1})
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { k.Close() })
-	if err := k.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+// newKernel builds a started kernel on a real SQLite file with a real codec and the memory
+// features on (the real tokenizer and lexicon, see memhelp_test.go).
+func newKernel(t *testing.T) *kernel.Kernel { return newMemKernel(t, memOptions{}).Kernel }
 
 func TestServiceInProcess(t *testing.T) {
 	kerneltest.Run(t, func(t *testing.T) client.Service { return newKernel(t) })

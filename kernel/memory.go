@@ -305,6 +305,9 @@ func (k *Kernel) Window(ctx context.Context, session string) (client.Window, err
 	if k.mem == nil {
 		return client.Window{}, fmt.Errorf("%w: memory features need an indexed store", client.ErrUnavailable)
 	}
+	if strings.TrimSpace(session) == "" {
+		return client.Window{}, invalid("the session id is empty") // as the HTTP API answers
+	}
 	if _, err := k.store.GetSession(ctx, session); err != nil {
 		return client.Window{}, mapErr(err)
 	}
@@ -337,11 +340,11 @@ func (k *Kernel) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]clie
 	if strings.TrimSpace(q.Text) == "" {
 		return nil, invalid("the query is empty")
 	}
-	if q.K <= 0 {
-		q.K = 10
+	if q.K < 0 || q.K > client.MaxMemoryK { // as the HTTP API answers
+		return nil, invalid("k must be from 1 to %d, got %d", client.MaxMemoryK, q.K)
 	}
-	if q.K > 100 {
-		return nil, invalid("k must be at most 100")
+	if q.K == 0 {
+		q.K = client.DefaultMemoryK
 	}
 	var scope *memory.Scope
 	if q.Scope != "" {
