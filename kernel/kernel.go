@@ -196,6 +196,9 @@ func (k *Kernel) Start(ctx context.Context) error {
 	k.state.MarkComplete()
 	// Heavy assets load in the background: the API serves at once, and they load only once.
 	for _, f := range k.facs {
+		if f.Load == nil {
+			continue // lazy
+		}
 		k.state.Start(context.WithoutCancel(ctx), f.Name, nil, func(ctx context.Context) error {
 			t0 := time.Now()
 			if err := f.Load(ctx); err != nil {
@@ -211,7 +214,19 @@ func (k *Kernel) Start(ctx context.Context) error {
 }
 
 // State exposes the readiness bus (read-only use: snapshots and waits).
-func (k *Kernel) State() *kstate.State { return k.state }
+func (k *Kernel) State() *kstate.State {
+	k.markLazy()
+	return k.state
+}
+
+// markLazy marks the lazy facilities that have loaded since.
+func (k *Kernel) markLazy() {
+	for _, f := range k.facs {
+		if f.Loaded != nil && !k.state.IsReady(f.Name) && f.Loaded() {
+			k.state.MarkReady(f.Name)
+		}
+	}
+}
 
 // Bus exposes the kernel event bus for subscribers.
 func (k *Kernel) Bus() *events.Bus { return k.bus }

@@ -27,11 +27,13 @@ type MemoryStore interface {
 	Partners(ctx context.Context) ([]string, error)
 }
 
-// Facility is a heavy asset the kernel loads in the background after Start (jieba, WordNet…);
-// memory features that need it report "warming up" until it is ready.
+// Facility is a heavy asset (jieba, WordNet…) on the kernel's readiness bus. An eager one loads
+// in the background after Start; a lazy one loads when first needed (jieba on the first Chinese
+// text), and Loaded tells when it has. Memory works meanwhile, with less recall.
 type Facility struct {
-	Name string
-	Load func(ctx context.Context) error
+	Name   string
+	Load   func(ctx context.Context) error // eager: run after Start
+	Loaded func() bool                     // lazy: polled when readiness is reported
 }
 
 // Memory settings (ARCHITECTURE.md §4).
@@ -418,6 +420,10 @@ func (k *Kernel) Ingest(ctx context.Context, evs []IngestEvent) ([]memory.Event,
 			}
 			sessions[in.Session] = s
 		}
+		content := strings.TrimSpace(sanitize(in.Content))
+		if content == "" {
+			return nil, invalid("message %d of %d is empty", len(out)+1, len(evs))
+		}
 		role := in.Role
 		if role == "" {
 			role = memory.RoleUser
@@ -426,8 +432,8 @@ func (k *Kernel) Ingest(ctx context.Context, evs []IngestEvent) ([]memory.Event,
 		if t.IsZero() {
 			t = k.clock()
 		}
-		out = append(out, memory.Event{Session: s.ID, Role: role, Content: sanitize(in.Content), Partner: in.Partner, Channel: s.Channel,
-			Scope: s.Scope, Time: t, Meta: in.Meta, Tokens: llm.EstimateTokens(in.Content)})
+		out = append(out, memory.Event{Session: s.ID, Role: role, Content: content, Partner: in.Partner, Channel: s.Channel,
+			Scope: s.Scope, Time: t, Meta: in.Meta, Tokens: llm.EstimateTokens(content)})
 	}
 	stored, err := k.store.AppendEvents(ctx, out)
 	return stored, mapErr(err)

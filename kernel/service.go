@@ -61,6 +61,7 @@ func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
 	if err != nil {
 		return client.Status{}, mapErr(err)
 	}
+	k.markLazy()
 	snap := k.state.Snapshot()
 	k.provMu.Lock()
 	np := len(k.providers)
@@ -85,7 +86,7 @@ func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
 
 // Chat implements client.Service: one agent turn, streamed through emit.
 func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
-	input := strings.TrimSpace(req.Input)
+	input := strings.TrimSpace(sanitize(req.Input))
 	if input == "" {
 		return client.ChatResult{}, invalid("input is empty")
 	}
@@ -110,7 +111,7 @@ func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(cli
 	if sess.Channel != "" {
 		channel = sess.Channel
 	}
-	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: sanitize(input), Channel: channel, Partner: sess.Partner, Scope: sess.Scope}, emit)
+	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope}, emit)
 }
 
 // checkProvider fails early, before a turn starts streaming, when no provider can answer: so

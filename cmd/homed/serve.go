@@ -245,7 +245,7 @@ func newMemoryAssets(cfg config.Config, log *slog.Logger) memoryAssets {
 // facilities: the lexicon warms up at start (≈ 0.3 s, ≈ 30 MB); jieba (≈ 130 MB) only when
 // Chinese text first arrives, so an English-only agent never pays for it.
 func (m memoryAssets) facilities() []kernel.Facility {
-	return []kernel.Facility{{Name: "lexicon", Load: m.lex.Load}}
+	return []kernel.Facility{{Name: "lexicon", Load: m.lex.Load}, {Name: "jieba", Loaded: m.tok.Loaded}}
 }
 
 func (m memoryAssets) close() { m.tok.Close() }

@@ -8,6 +8,7 @@ package kerneltest
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +71,8 @@ func testHealthAndStatus(t *testing.T, s client.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Version == "" || st.PID == 0 || st.Sessions < 1 || st.Tools < 1 || len(st.Ready) == 0 || len(st.Pending) != 0 {
+	// Pending may only hold lazily loaded assets (jieba loads on the first Chinese text).
+	if st.Version == "" || st.PID == 0 || st.Sessions < 1 || st.Tools < 1 || len(st.Ready) < 3 || slices.ContainsFunc(st.Pending, func(p string) bool { return p != "jieba" }) {
 		t.Fatalf("Status = %+v", st)
 	}
 }
