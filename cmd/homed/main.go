@@ -51,6 +51,9 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 			if len(rest) > 1 && rest[1] == "locomo" {
 				return runBenchLocomo(ctx, rest[2:], stdout, stderr)
 			}
+			if len(rest) > 1 && rest[1] == "memory" {
+				return runBenchMemory(ctx, rest[2:], stdout, stderr)
+			}
 			return runBench(ctx, rest[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintf(stdout, "homed %s\n", version())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,25 +75,64 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) ([]int, int, error)
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("doc freq: count events: %w", err)
 	}
+	df, err := s.termDocFreqs(ctx, tx, terms)
+	if err != nil {
+		return nil, 0, fmt.Errorf("doc freq: %w", err)
+	}
+	return df, total, nil
+}
+
+// querier is what termDocFreqs reads through: the reader pool or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// termDocFreqs counts the indexed events holding each term, as [Store.DocFreq] does: the
+// single-token terms in one fts5vocab query, the others with a phrase query each.
+func (s *Store) termDocFreqs(ctx context.Context, q querier, terms []string) ([]int, error) {
 	df := make([]int, len(terms))
+	slots := make(map[string][]int) // lower-cased single-token term → positions in terms
+	var keys []string
 	for i, term := range terms {
-		var err error
 		switch {
 		case strings.TrimSpace(term) == "":
 		case singleToken(term):
-			err = tx.QueryRowContext(ctx, `SELECT doc FROM events_fts_vocab WHERE term = ?`, strings.ToLower(term)).Scan(&df[i])
-			if errors.Is(err, sql.ErrNoRows) {
-				err = nil
+			k := strings.ToLower(term)
+			if slots[k] == nil {
+				keys = append(keys, k)
 			}
+			slots[k] = append(slots[k], i)
 		default:
-			err = tx.QueryRowContext(ctx, `SELECT count(*) FROM events_fts WHERE events_fts MATCH ?`,
-				ftsPhrases([]string{strings.Join(strings.Fields(term), " ")}, " ")).Scan(&df[i])
-		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("doc freq of %q: %w", term, err)
+			if err := q.QueryRowContext(ctx, `SELECT count(*) FROM events_fts WHERE events_fts MATCH ?`,
+				ftsPhrases([]string{strings.Join(strings.Fields(term), " ")}, " ")).Scan(&df[i]); err != nil {
+				return nil, fmt.Errorf("doc freq of %q: %w", term, err)
+			}
 		}
 	}
-	return df, total, nil
+	if len(keys) == 0 {
+		return df, nil
+	}
+	b, _ := json.Marshal(keys) // []string always marshals
+	rows, err := q.QueryContext(ctx, `SELECT term, doc FROM events_fts_vocab WHERE term IN (SELECT value FROM json_each(?))`, string(b))
+	if err != nil {
+		return nil, fmt.Errorf("doc freq: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
+		var n int
+		if err := rows.Scan(&term, &n); err != nil {
+			return nil, fmt.Errorf("doc freq: %w", err)
+		}
+		for _, i := range slots[term] {
+			df[i] = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("doc freq: %w", err)
+	}
+	return df, nil
 }
 
 // singleToken reports whether the index tokenizer keeps term as one token: every rune is a
@@ -118,44 +156,35 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, radius int, v memor
 	if radius <= 0 || len(ids) == 0 {
 		return nil, nil
 	}
-	conn, err := s.r.Conn(ctx)
+	// One query for every anchor: the events of its session from the radius-th earlier to the
+	// radius-th later one (to the session's first or last when there are fewer).
+	rows, err := s.r.QueryContext(ctx, `WITH a AS (
+			SELECT x.id, x.session,
+				coalesce((SELECT id FROM events WHERE session = x.session AND id < x.id ORDER BY id DESC LIMIT 1 OFFSET ?), -9223372036854775808) AS lo,
+				coalesce((SELECT id FROM events WHERE session = x.session AND id > x.id ORDER BY id LIMIT 1 OFFSET ?), 9223372036854775807) AS hi
+			FROM events x WHERE x.id IN (SELECT value FROM json_each(?)))
+		SELECT `+prefixCols("e.")+` FROM a JOIN events e ON e.session = a.session AND e.id BETWEEN a.lo AND a.hi`,
+		radius-1, radius-1, idList(ids))
 	if err != nil {
 		return nil, fmt.Errorf("neighbours: %w", err)
 	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil) // one snapshot for every anchor
-	if err != nil {
-		return nil, fmt.Errorf("neighbours: %w", err)
-	}
-	defer tx.Rollback()
+	defer rows.Close()
 	anchors := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		anchors[id] = true
 	}
 	found := make(map[int64]memory.Event)
-	for _, id := range ids {
-		var session string
-		err := tx.QueryRowContext(ctx, `SELECT session FROM events WHERE id = ?`, id).Scan(&session)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
+	for rows.Next() {
+		e, err := scanEvent(rows)
 		if err != nil {
-			return nil, fmt.Errorf("neighbours of %d: %w", id, err)
+			return nil, fmt.Errorf("neighbours: %w", err)
 		}
-		for _, q := range []string{
-			`SELECT ` + eventCols + ` FROM events WHERE session = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-			`SELECT ` + eventCols + ` FROM events WHERE session = ? AND id > ? ORDER BY id LIMIT ?`,
-		} {
-			evs, err := queryEventsOn(ctx, tx, q, session, id, radius)
-			if err != nil {
-				return nil, fmt.Errorf("neighbours of %d: %w", id, err)
-			}
-			for _, e := range evs {
-				if !anchors[e.ID] && v.CanSee(e.Scope) {
-					found[e.ID] = e
-				}
-			}
+		if !anchors[e.ID] && v.CanSee(e.Scope) {
+			found[e.ID] = e
 		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
 	}
 	out := make([]memory.Event, 0, len(found))
 	for _, e := range found {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,10 +39,13 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	if err != nil {
 		return nil, err
 	}
-	df, total, err := s.DocFreq(ctx, terms)
+	// Document frequencies in one read; the event count from the running totals (every event
+	// has one index row), not a count(*) of the events table per search.
+	df, err := s.termDocFreqs(ctx, s.r, terms)
 	if err != nil {
 		return nil, fmt.Errorf("search terms: %w", err)
 	}
+	total := s.stats.count()
 	// The rarest terms, up to candidateRows matching rows in all.
 	order := make([]int, 0, len(terms))
 	for i := range terms {
@@ -62,19 +66,23 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 		pick = append(pick, terms[i])
 		rows += df[i]
 	}
-	sqlRows, err := s.r.QueryContext(ctx, `SELECT f.rowid, f.tokens, f.expansion
+	// Every index row has its event, so without a filter the join to events is skipped: the rows
+	// come in the same (index) order either way.
+	query := `SELECT f.rowid, f.tokens, f.expansion FROM events_fts f WHERE events_fts MATCH ? LIMIT ?`
+	if filter != "1" {
+		query = `SELECT f.rowid, f.tokens, f.expansion
 		FROM events_fts f JOIN events e ON e.id = f.rowid
-		WHERE events_fts MATCH ? AND `+filter+` LIMIT ?`,
-		append(append([]any{orPhrases(pick)}, args...), candidateRows)...)
+		WHERE events_fts MATCH ? AND ` + filter + ` LIMIT ?`
+	}
+	sqlRows, err := s.r.QueryContext(ctx, query, append(append([]any{orPhrases(pick)}, args...), candidateRows)...)
 	if err != nil {
 		return nil, fmt.Errorf("search terms: %w", err)
 	}
 	defer sqlRows.Close()
 
-	slot := make(map[string]int, len(terms))
+	slot := newTermSlots(terms)
 	idf := make([]float64, len(terms))
-	for i, t := range terms {
-		slot[t] = i
+	for i := range terms {
 		idf[i] = math.Log(1 + (float64(total)-float64(df[i])+0.5)/(float64(df[i])+0.5))
 	}
 	avg := s.stats.avgLen()
@@ -105,11 +113,14 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	if err := sqlRows.Err(); err != nil {
 		return nil, fmt.Errorf("search terms: %w", err)
 	}
-	sort.Slice(cands, func(a, b int) bool {
-		if cands[a].score != cands[b].score {
-			return cands[a].score > cands[b].score
+	slices.SortFunc(cands, func(a, b scored) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
 		}
-		return cands[a].id < cands[b].id
+		return compareIDs(a.id, b.id)
 	})
 	cands = cands[:min(limit, len(cands))]
 	ids := make([]int64, len(cands))
@@ -141,9 +152,40 @@ const (
 	bm25B         = 0.5 // short turns: length matters less than in documents (dev split: +1 point any@10)
 )
 
-// countTerms adds w to tf[slot[t]] for each query term t in the space-joined text and returns the
-// number of terms in it.
-func countTerms(text string, slot map[string]int, tf []float64, w float64) float64 {
+// termSlots finds a query term's position: a linear scan for a few terms (cheaper than hashing
+// every token of every candidate), a map for many. Terms are distinct.
+type termSlots struct {
+	terms []string
+	m     map[string]int
+}
+
+func newTermSlots(terms []string) termSlots {
+	ts := termSlots{terms: terms}
+	if len(terms) > 8 {
+		ts.m = make(map[string]int, len(terms))
+		for i, t := range terms {
+			ts.m[t] = i
+		}
+	}
+	return ts
+}
+
+func (ts termSlots) find(t string) (int, bool) {
+	if ts.m != nil {
+		j, ok := ts.m[t]
+		return j, ok
+	}
+	for j, q := range ts.terms {
+		if q == t {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// countTerms adds w to tf[j] for each query term t (at position j of slot) in the space-joined
+// text and returns the number of terms in it.
+func countTerms(text string, slot termSlots, tf []float64, w float64) float64 {
 	n := 0
 	for len(text) > 0 {
 		i := strings.IndexByte(text, ' ')
@@ -157,7 +199,7 @@ func countTerms(text string, slot map[string]int, tf []float64, w float64) float
 			continue
 		}
 		n++
-		if j, ok := slot[t]; ok {
+		if j, ok := slot.find(t); ok {
 			tf[j] += w
 		}
 	}
@@ -221,6 +263,13 @@ func (st *indexStats) add(docs int, terms float64) {
 	st.docs += float64(docs)
 	st.terms += terms
 	st.mu.Unlock()
+}
+
+// count is the number of indexed events.
+func (st *indexStats) count() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return int(st.docs)
 }
 
 func (st *indexStats) avgLen() float64 {
