@@ -19,9 +19,6 @@ import (
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
-	"github.com/hologramagent/hologram/kernel/llm"
-	"github.com/hologramagent/hologram/kernel/security"
-	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
 // The recall benchmark on a LoCoMo-format file (memory core issue). For each conversation: a
@@ -150,20 +147,8 @@ func benchLocomo(ctx context.Context, file string, out io.Writer) (locomoReport,
 	defer mem.close()
 	for _, s := range samples {
 		cfg.DataDir = filepath.Join(tmp, s.SampleID)
-		store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Logger: log, Tokenize: mem.tok.Tokens, Expand: mem.lex.Expand})
+		k, store, err := benchKernel(ctx, cfg, log, mem, filepath.Join(tmp, "key"))
 		if err != nil {
-			return locomoReport{}, err
-		}
-		keys, err := security.LoadOrCreateKeyFile(filepath.Join(tmp, "key"))
-		if err != nil {
-			return locomoReport{}, err
-		}
-		k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: security.NewCodec(keys), Logger: log, Tokens: mem.tok.Tokens,
-			Facilities: mem.facilities(), NewProvider: func(kernel.ProviderSettings) (llm.Provider, error) { return nil, llm.ErrNoProvider }})
-		if err != nil {
-			return locomoReport{}, err
-		}
-		if err := k.Start(ctx); err != nil {
 			return locomoReport{}, err
 		}
 		session := "locomo:" + s.SampleID

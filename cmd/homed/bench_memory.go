@@ -21,10 +21,7 @@ import (
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
-	"github.com/hologramagent/hologram/kernel/llm"
-	"github.com/hologramagent/hologram/kernel/security"
 	"github.com/hologramagent/hologram/memory/memtest"
-	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
 // The memory scale benchmark (memory core issue): a synthetic store of --events events from
@@ -103,29 +100,13 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 	cfg.DataDir = filepath.Join(tmp, "data")
 	mem := newMemoryAssets(cfg, log)
 	defer mem.close()
-	dbPath := filepath.Join(cfg.DataDir, "hologram.db")
-	store, err := sqlite.Open(ctx, dbPath, sqlite.Options{Logger: log, Tokenize: mem.tok.Tokens, Expand: mem.lex.Expand})
+	k, store, err := benchKernel(ctx, cfg, log, mem, filepath.Join(tmp, "key"))
 	if err != nil {
 		return memoryReport{}, err
 	}
 	defer store.Close()
-	keys, err := security.LoadOrCreateKeyFile(filepath.Join(tmp, "key"))
-	if err != nil {
-		return memoryReport{}, err
-	}
-	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: security.NewCodec(keys), Logger: log, Tokens: mem.tok.Tokens,
-		Facilities: mem.facilities(), NewProvider: func(kernel.ProviderSettings) (llm.Provider, error) { return nil, llm.ErrNoProvider }})
-	if err != nil {
-		return memoryReport{}, err
-	}
-	if err := k.Start(ctx); err != nil {
-		return memoryReport{}, err
-	}
 	defer k.Close()
-	// The lexicon is a warm-up facility: wait for it, so ingest expands as homed's does.
-	if err := mem.lex.Load(ctx); err != nil {
-		return memoryReport{}, fmt.Errorf("lexicon: %w", err)
-	}
+	dbPath := store.Path()
 
 	corpus := memtest.Synth(memtest.SynthOptions{Events: nEvents, Seed: memoryBenchSeed})
 	queries := corpus.Queries(nQueries, memoryBenchSeed+1)

@@ -34,7 +34,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	cfg, rest, err := config.Load("homed", args, env)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, strings.TrimSpace(strings.TrimPrefix(err.Error(), flag.ErrHelp.Error())))
-		fmt.Fprintln(stdout, "\nCommands:\n  bench [--turns N] [--starts N]\n    \tmeasure start to ready, API overhead per turn and idle RSS\n  bench locomo FILE [--json OUT]\n    \tthe memory recall benchmark on a LoCoMo-format file\n  version\n    \tprint the version")
+		fmt.Fprintln(stdout, "\nCommands:\n  bench [--turns N] [--starts N]\n    \tmeasure start to ready, API overhead per turn and idle RSS\n  bench locomo FILE [--json OUT]\n    \tthe memory recall benchmark on a LoCoMo-format file\n  bench memory [--events N] [--queries N] [--json OUT]\n    \trecall latency, ingest rate and RSS on a synthetic store (default 100,000 events)\n  version\n    \tprint the version")
 		return 0
 	}
 	if err != nil {

@@ -67,23 +67,11 @@ func serve(ctx context.Context, cfg config.Config, env func(string) string, stdo
 
 	mem := newMemoryAssets(cfg, log)
 	defer mem.close()
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Logger: log, Tokenize: mem.tok.Tokens, Expand: mem.lex.Expand})
-	if err != nil {
-		return fmt.Errorf("opening store: %w", err)
-	}
-	defer store.Close()
-
-	k, err := kernel.New(cfg, kernel.Deps{
-		Store:       store,
-		Sealer:      codec,
-		NewProvider: newProvider(log),
-		Logger:      log,
-		Tokens:      mem.tok.Tokens,
-		Facilities:  mem.facilities(),
-	})
+	k, store, err := buildKernel(ctx, cfg, log, mem, codec, newProvider(log))
 	if err != nil {
 		return err
 	}
+	defer store.Close()
 	defer k.Close()
 
 	var (
@@ -249,3 +237,43 @@ func (m memoryAssets) facilities() []kernel.Facility {
 }
 
 func (m memoryAssets) close() { m.tok.Close() }
+
+// buildKernel opens the store in cfg.DataDir and builds the kernel on it, exactly as homed runs
+// it (the benchmarks use it too, so they measure the product's configuration).
+func buildKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem memoryAssets, sealer kernel.Sealer, newProv kernel.ProviderFactory) (*kernel.Kernel, *sqlite.Store, error) {
+	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Logger: log, Tokenize: mem.tok.Tokens, Expand: mem.lex.Expand})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening store: %w", err)
+	}
+	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
+		Tokens: mem.tok.Tokens, Facilities: mem.facilities()})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return k, store, nil
+}
+
+// benchKernel is a started kernel for the benchmarks: homed's configuration on cfg.DataDir, a key
+// in keyFile, no LLM provider, and the lexicon loaded (so ingest expands as homed's does once
+// warm).
+func benchKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem memoryAssets, keyFile string) (*kernel.Kernel, *sqlite.Store, error) {
+	keys, err := security.LoadOrCreateKeyFile(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	noLLM := func(kernel.ProviderSettings) (llm.Provider, error) { return nil, llm.ErrNoProvider }
+	k, store, err := buildKernel(ctx, cfg, log, mem, security.NewCodec(keys), noLLM)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := k.Start(ctx); err == nil {
+		err = mem.lex.Load(ctx)
+	}
+	if err != nil {
+		k.Close()
+		store.Close()
+		return nil, nil, err
+	}
+	return k, store, nil
+}
