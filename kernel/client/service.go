@@ -52,6 +52,62 @@ type Service interface {
 	// SearchMemory recalls events (L1 and L2) the way the agent does, seen from a session's
 	// scope (empty session: the owner, who sees every scope).
 	SearchMemory(ctx context.Context, q MemoryQuery) ([]MemoryHit, error)
+
+	// Plugins lists the plugins and their state.
+	Plugins(ctx context.Context) ([]Plugin, error)
+	// AddPlugin adds a plugin (an MCP server's command line, or a native plugin's directory),
+	// remembers it, and starts it unless disabled.
+	AddPlugin(ctx context.Context, p PluginConfig) (Plugin, error)
+	// PluginAction runs "restart", "enable", "disable" or "remove" on a plugin (ErrNotFound for
+	// an unknown one); remove returns the plugin as it was.
+	PluginAction(ctx context.Context, name, action string) (Plugin, error)
+	// PluginLogs returns the last n lines (n <= 0: all kept) the plugin wrote to stderr.
+	PluginLogs(ctx context.Context, name string, n int) ([]LogLine, error)
+}
+
+// Plugin actions.
+const (
+	PluginRestart = "restart"
+	PluginEnable  = "enable"
+	PluginDisable = "disable"
+	PluginRemove  = "remove"
+)
+
+// PluginConfig adds a plugin: exactly one of Command (an MCP stdio server) and Dir (a native
+// plugin directory with plugin.json).
+type PluginConfig struct {
+	Name     string   `json:"name"`
+	Command  []string `json:"command,omitempty"`
+	Dir      string   `json:"dir,omitempty"`
+	Env      []string `json:"env,omitempty"`
+	Disabled bool     `json:"disabled,omitempty"`
+}
+
+// Plugin is a plugin as listed.
+type Plugin struct {
+	Name        string            `json:"name"`
+	Kind        string            `json:"kind"`  // "mcp" or "native"
+	State       string            `json:"state"` // starting, running, backoff, tripped, stopped, disabled
+	PID         int               `json:"pid,omitempty"`
+	Restarts    int               `json:"restarts"`
+	LastError   string            `json:"last_error,omitempty"`
+	Tools       []string          `json:"tools"`
+	Permissions PluginPermissions `json:"permissions"`
+	Command     []string          `json:"command,omitempty"`
+	Dir         string            `json:"dir,omitempty"`
+}
+
+// PluginPermissions are what a plugin says it needs.
+type PluginPermissions struct {
+	Paths   []string `json:"paths,omitempty"`
+	Network []string `json:"network,omitempty"`
+	Exec    bool     `json:"exec,omitempty"`
+}
+
+// LogLine is one line of a plugin's stderr.
+type LogLine struct {
+	Time time.Time `json:"time"`
+	Line string    `json:"line"`
 }
 
 // Errors callers test with errors.Is. Both implementations map their failures onto them.
