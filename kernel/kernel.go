@@ -86,6 +86,7 @@ type Kernel struct {
 	mem     *mem // nil without an indexed store
 	facs    []Facility
 	started time.Time
+	plugins *plugins // the plugin host and its tools (plugins.go)
 
 	provMu    sync.Mutex
 	providers []ProviderSettings // sorted by priority, name; keys opened
@@ -165,6 +166,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 			return nil, fmt.Errorf("kernel: %w", err)
 		}
 	}
+	k.plugins = newPlugins(k, cfg.Plugins, k.newPluginHost)
 	if k.mem != nil {
 		if err := k.agent.AddTool(coldQueryTool{k.mem}, "builtin"); err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)
@@ -194,6 +196,10 @@ func (k *Kernel) Start(ctx context.Context) error {
 	}
 	k.state.MarkReady(FacilityAgent)
 	k.state.MarkComplete()
+	// Plugins come up in the background once the kernel is ready.
+	if err := k.plugins.start(ctx); err != nil {
+		return fmt.Errorf("kernel: %w", err)
+	}
 	// Heavy assets load in the background: the API serves at once, and they load only once.
 	for _, f := range k.facs {
 		if f.Load == nil {
@@ -265,7 +271,10 @@ func (k *Kernel) Close() error {
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	k.Drain(cctx)
-	return k.state.Close()
+	pctx, pcancel := context.WithTimeout(context.Background(), pluginStopTimeout)
+	defer pcancel()
+	perr := k.plugins.close(pctx)
+	return errors.Join(perr, k.state.Close())
 }
 
 func (k *Kernel) pid() int { return os.Getpid() }

@@ -35,6 +35,38 @@ type fakeBackend struct {
 	searchMemory    func(ctx context.Context, q client.MemoryQuery) ([]client.MemoryHit, error)
 	complete        func(ctx context.Context, req client.CompletionRequest, emit func(client.ChatEvent)) (client.ChatResult, error)
 	models          func(ctx context.Context) ([]string, error)
+	plugins         func(ctx context.Context) ([]client.Plugin, error)
+	addPlugin       func(ctx context.Context, p client.PluginConfig) (client.Plugin, error)
+	pluginAction    func(ctx context.Context, name, action string) (client.Plugin, error)
+	pluginLogs      func(ctx context.Context, name string, n int) ([]client.LogLine, error)
+}
+
+func (f *fakeBackend) Plugins(ctx context.Context) ([]client.Plugin, error) {
+	if f.plugins == nil {
+		return nil, nil
+	}
+	return f.plugins(ctx)
+}
+
+func (f *fakeBackend) AddPlugin(ctx context.Context, p client.PluginConfig) (client.Plugin, error) {
+	if f.addPlugin == nil {
+		return client.Plugin{Name: p.Name, Kind: "mcp", State: "starting", Command: p.Command}, nil
+	}
+	return f.addPlugin(ctx, p)
+}
+
+func (f *fakeBackend) PluginAction(ctx context.Context, name, action string) (client.Plugin, error) {
+	if f.pluginAction == nil {
+		return client.Plugin{Name: name}, nil
+	}
+	return f.pluginAction(ctx, name, action)
+}
+
+func (f *fakeBackend) PluginLogs(ctx context.Context, name string, n int) ([]client.LogLine, error) {
+	if f.pluginLogs == nil {
+		return nil, nil
+	}
+	return f.pluginLogs(ctx, name, n)
 }
 
 var _ Backend = (*fakeBackend)(nil)

@@ -25,6 +25,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/tools", s.handleTools)
 	m.HandleFunc("GET /api/v1/window", s.handleWindow)
 	m.HandleFunc("GET /api/v1/memory/search", s.handleSearchMemory)
+	m.HandleFunc("GET /api/v1/plugins", s.handlePlugins)
+	m.HandleFunc("POST /api/v1/plugins", s.handleAddPlugin)
+	m.HandleFunc("POST /api/v1/plugins/{name}/{action}", s.handlePluginAction)
+	m.HandleFunc("GET /api/v1/plugins/{name}/logs", s.handlePluginLogs)
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)
 }

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,23 @@ type Config struct {
 	Agent  AgentConfig  `toml:"agent"`
 	API    APIConfig    `toml:"api"`
 	Memory MemoryConfig `toml:"memory"`
+	// Plugins are the plugins the kernel starts ([[plugins]] tables); the API cannot remove them.
+	Plugins []PluginConfig `toml:"plugins"`
+}
+
+// PluginConfig is one [[plugins]] table: exactly one of Command (an MCP stdio server's argv) and
+// Dir (a native plugin directory holding plugin.json).
+type PluginConfig struct {
+	// Name names the plugin (letters, digits and . _ -, at most 64).
+	Name string `toml:"name"`
+	// Command is the MCP server's command line, e.g. ["npx", "-y", "@modelcontextprotocol/server-everything"].
+	Command []string `toml:"command"`
+	// Dir is a native plugin's directory; ~/ and relative paths are made absolute.
+	Dir string `toml:"dir"`
+	// Env is extra environment for the plugin, KEY=VALUE.
+	Env []string `toml:"env"`
+	// Disabled keeps the plugin listed but not running.
+	Disabled bool `toml:"disabled"`
 }
 
 // MemoryConfig shapes the memory (ARCHITECTURE.md §4).
@@ -285,6 +303,9 @@ func Load(name string, args []string, env func(string) string) (Config, []string
 	}
 
 	cfg.LogLevel = strings.ToLower(strings.TrimSpace(cfg.LogLevel))
+	for i := range cfg.Plugins {
+		cfg.Plugins[i].Dir = absPath(cfg.Plugins[i].Dir, env)
+	}
 	for _, p := range []*string{&cfg.DataDir, &cfg.Socket, &cfg.TokenFile, &cfg.TLSCert, &cfg.TLSKey, &cfg.KeyFile, &cfg.ConfigFile} {
 		*p = absPath(*p, env)
 	}
@@ -401,11 +422,42 @@ func (c *Config) Validate() error {
 			bad("api.allowed_origins: %q is not an origin like https://example.com", o)
 		}
 	}
+	seen := map[string]bool{}
+	for i, p := range c.Plugins {
+		where := fmt.Sprintf("plugins[%d]", i)
+		if p.Name != "" {
+			where = fmt.Sprintf("plugin %q", p.Name)
+		}
+		switch {
+		case !pluginNameRe.MatchString(p.Name):
+			bad("%s: name must be letters, digits and . _ - (starting with a letter or digit, at most 64), got %q", where, p.Name)
+		case seen[p.Name]:
+			bad("%s: configured twice", where)
+		}
+		seen[p.Name] = true
+		switch {
+		case len(p.Command) == 0 && p.Dir == "":
+			bad("%s: set command (an MCP stdio server) or dir (a native plugin)", where)
+		case len(p.Command) > 0 && p.Dir != "":
+			bad("%s: set command or dir, not both", where)
+		case len(p.Command) > 0 && strings.TrimSpace(p.Command[0]) == "":
+			bad("%s: the command's program is empty", where)
+		case p.Dir != "" && !filepath.IsAbs(p.Dir):
+			bad("%s: dir %q must be an absolute path", where, p.Dir)
+		}
+		for _, e := range p.Env {
+			if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+				bad("%s: env %q must be KEY=VALUE", where, e)
+			}
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}
 	return fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
 }
+
+var pluginNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 var logLevels = map[string]slog.Level{
 	"debug": slog.LevelDebug,
