@@ -17,7 +17,7 @@ export CGO_CFLAGS ?= -O1 -g0
 BIN := bin
 CMDS := homed waiter
 
-.PHONY: all deps build run test test-unit bench bench-memory vet fmt mutate-pairing smoke clean
+.PHONY: all deps build run test test-unit bench bench-memory vet fmt mutate-pairing smoke clean npm-peers
 
 all: build
 
@@ -25,6 +25,16 @@ all: build
 deps:
 	@./.ci/deps.sh
 	$(GO) mod download
+	@$(MAKE) --no-print-directory npm-peers
+
+# npm-peers installs the pinned npm MCP servers the plugin tests run as real peers
+# (plugins/testdata/npm), only when node_modules is missing or older than the lock file.
+NPM_PEERS := plugins/testdata/npm
+npm-peers: $(NPM_PEERS)/node_modules/.package-lock.json
+
+$(NPM_PEERS)/node_modules/.package-lock.json: $(NPM_PEERS)/package.json $(NPM_PEERS)/package-lock.json
+	cd $(NPM_PEERS) && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
 
 build: deps $(addprefix $(BIN)/,$(CMDS))
 

@@ -57,6 +57,7 @@ type Fake struct {
 	windows   map[string]client.Window
 	memory    []client.MemoryHit
 	turns     map[string]context.CancelFunc
+	plugins   map[string]*fakePlugin // plugins.go
 	nextID    int
 	started   time.Time
 }
@@ -193,6 +194,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.window(w, r)
 	case route == "GET /api/v1/memory/search":
 		f.searchMemory(w, r)
+	case parts[0] == "plugins":
+		f.pluginRoute(w, r, parts, body)
 	default:
 		WriteError(w, http.StatusNotFound, "no route "+route)
 	}
