@@ -39,6 +39,11 @@ commands:
   memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] TEXT...
                                           recall events as the agent does (--session: as that
                                           session sees them; default: the owner, every scope)
+  plugin list [--json]                    name, kind, state, pid, restarts, tools, last error
+  plugin add NAME --command "CMD ARGS..." | --dir PATH [--env K=V]... [--disabled]
+                                          an MCP stdio server (quoted as in a shell) or a native plugin
+  plugin restart|enable|disable|remove NAME
+  plugin logs NAME [-n N]                 the plugin's stderr
   version
 
 environment:
@@ -181,6 +186,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	commands := map[string]func(context.Context, []string) error{
 		"chat": a.chat, "ask": a.ask, "status": a.status, "provider": a.provider, "tools": a.tools,
 		"session": a.session, "history": a.history, "window": a.window, "memory": a.memory,
+		"plugin": a.plugin,
 	}
 	fn, ok := commands[cmd]
 	if !ok {

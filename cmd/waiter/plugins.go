@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// plugin runs `waiter plugin list|add|restart|enable|disable|remove|logs`.
+func (a *app) plugin(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usagef("plugin needs a subcommand: list, add, restart, enable, disable, remove or logs")
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "list", "ls":
+		return a.pluginList(ctx, args)
+	case "add":
+		return a.pluginAdd(ctx, args)
+	case "logs":
+		return a.pluginLogs(ctx, args)
+	case client.PluginRestart, client.PluginEnable, client.PluginDisable, client.PluginRemove, "rm":
+		if sub == "rm" {
+			sub = client.PluginRemove
+		}
+		fs := newFlags("plugin " + sub)
+		asJSON := fs.Bool("json", false, "print JSON")
+		pos, err := parse(fs, args, true)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usagef("usage: waiter plugin %s NAME", sub)
+		}
+		svc, err := a.service()
+		if err != nil {
+			return err
+		}
+		p, err := svc.PluginAction(ctx, pos[0], sub)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return a.writeJSON(p)
+		}
+		if sub == client.PluginRemove {
+			fmt.Fprintf(a.stdout, "plugin %s removed\n", p.Name)
+			return nil
+		}
+		fmt.Fprintf(a.stdout, "plugin %s: %s\n", p.Name, p.State)
+		return nil
+	}
+	return usagef("unknown plugin subcommand %q", sub)
+}
+
+func (a *app) pluginList(ctx context.Context, args []string) error {
+	fs := newFlags("plugin list")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if pos, err := parse(fs, args, true); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("plugin list takes no arguments")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	ps, err := svc.Plugins(ctx)
+	if err != nil {
+		return err
+	}
+	if ps == nil {
+		ps = []client.Plugin{}
+	}
+	if *asJSON {
+		return a.writeJSON(ps)
+	}
+	rows := [][]string{{"NAME", "KIND", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR"}}
+	for _, p := range ps {
+		pid := "-"
+		if p.PID > 0 {
+			pid = strconv.Itoa(p.PID)
+		}
+		tools := strings.Join(p.Tools, ",")
+		if tools == "" {
+			tools = "-"
+		}
+		rows = append(rows, []string{p.Name, p.Kind, p.State, pid, strconv.Itoa(p.Restarts), tools, oneLine(p.LastError, 60)})
+	}
+	return a.table(rows)
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+func (a *app) pluginAdd(ctx context.Context, args []string) error {
+	fs := newFlags("plugin add")
+	command := fs.String("command", "", `the MCP stdio server's command line, quoted as in a shell, e.g. "npx -y @modelcontextprotocol/server-everything"`)
+	dir := fs.String("dir", "", "a native plugin's directory (plugin.json)")
+	disabled := fs.Bool("disabled", false, "add it without starting it")
+	asJSON := fs.Bool("json", false, "print JSON")
+	var env stringsFlag
+	fs.Var(&env, "env", "extra environment KEY=VALUE (repeatable)")
+	pos, err := parse(fs, args, true)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(`usage: waiter plugin add NAME --command "CMD ARGS..." | --dir PATH`)
+	}
+	if (*command == "") == (*dir == "") {
+		return usagef("plugin add needs exactly one of --command and --dir")
+	}
+	cfg := client.PluginConfig{Name: pos[0], Env: env, Disabled: *disabled}
+	if *command != "" {
+		argv, err := splitCommand(*command)
+		if err != nil {
+			return usagef("--command: %v", err)
+		}
+		if len(argv) == 0 {
+			return usagef("--command is empty")
+		}
+		cfg.Command = argv
+	} else {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return fmt.Errorf("--dir: %w", err)
+		}
+		cfg.Dir = abs
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	p, err := svc.AddPlugin(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return a.writeJSON(p)
+	}
+	fmt.Fprintf(a.stdout, "plugin %s added: %s\n", p.Name, p.State)
+	return nil
+}
+
+func (a *app) pluginLogs(ctx context.Context, args []string) error {
+	fs := newFlags("plugin logs")
+	n := fs.Int("n", 0, "the last N lines (default: all kept)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parse(fs, args, true)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: waiter plugin logs NAME [-n N]")
+	}
+	if *n < 0 {
+		return usagef("-n must be >= 0")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	lines, err := svc.PluginLogs(ctx, pos[0], *n)
+	if err != nil {
+		return err
+	}
+	if lines == nil {
+		lines = []client.LogLine{}
+	}
+	if *asJSON {
+		return a.writeJSON(lines)
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.Time.Local().Format(time.DateTime))
+		b.WriteString("  ")
+		b.WriteString(l.Line)
+		b.WriteByte('\n')
+	}
+	_, err = fmt.Fprint(a.stdout, b.String())
+	return err
+}
+
+// errUnterminated and errTrailingBackslash are splitCommand's errors.
+var (
+	errUnterminated      = errors.New("unterminated quote")
+	errTrailingBackslash = errors.New("trailing backslash")
+)
+
+// splitCommand splits a command line into words the way a POSIX shell does, without expansions:
+// blanks separate words; 'single quotes' keep everything literally; "double quotes" keep
+// everything but a backslash before " \ $ ` or a newline; outside quotes a backslash keeps the
+// next character (a backslash-newline is removed). '' and "" make an empty word.
+func splitCommand(s string) ([]string, error) {
+	var (
+		words []string
+		cur   strings.Builder
+		inArg bool // a word has started (possibly empty: "")
+	)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if inArg {
+				words = append(words, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		case c == '\\':
+			if i+1 >= len(rs) {
+				return nil, errTrailingBackslash
+			}
+			i++
+			if rs[i] == '\n' {
+				continue
+			}
+			cur.WriteRune(rs[i])
+			inArg = true
+		case c == '\'':
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			if j >= len(rs) {
+				return nil, fmt.Errorf("%w ' at %d", errUnterminated, i)
+			}
+			cur.WriteString(string(rs[i+1 : j]))
+			inArg, i = true, j
+		case c == '"':
+			j := i + 1
+			for ; j < len(rs) && rs[j] != '"'; j++ {
+				if rs[j] == '\\' && j+1 < len(rs) && strings.ContainsRune("\"\\$`\n", rs[j+1]) {
+					j++
+					if rs[j] != '\n' {
+						cur.WriteRune(rs[j])
+					}
+					continue
+				}
+				cur.WriteRune(rs[j])
+			}
+			if j >= len(rs) {
+				return nil, fmt.Errorf("%w \" at %d", errUnterminated, i)
+			}
+			inArg, i = true, j
+		default:
+			cur.WriteRune(c)
+			inArg = true
+		}
+	}
+	if inArg {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
