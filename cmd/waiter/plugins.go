@@ -200,7 +200,7 @@ var (
 // splitCommand splits a command line into words the way a POSIX shell does, without expansions:
 // blanks separate words; 'single quotes' keep everything literally; "double quotes" keep
 // everything but a backslash before " \ $ ` or a newline; outside quotes a backslash keeps the
-// next character (a backslash-newline is removed). ” and "" make an empty word.
+// next character (a backslash-newline is removed). An empty quoted string makes an empty word.
 func splitCommand(s string) ([]string, error) {
 	var (
 		words []string
