@@ -46,7 +46,8 @@ type plugins struct {
 	host   pluginHost
 	config map[string]config.PluginConfig // by name; fixed after New
 
-	mu     sync.Mutex // serialises AddPlugin/remove against each other and AddTool's name choice
+	mu     sync.Mutex // serialises AddPlugin and remove (held across host calls)
+	regMu  sync.Mutex // serialises AddTool's name choice (the host calls AddTool, maybe under mu)
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -318,8 +319,8 @@ func (r pluginRegistry) AddTool(plugin string, t host.ToolInfo, call host.CallFu
 	if call == nil {
 		return "", errors.New("add tool: nil call")
 	}
-	r.p.mu.Lock()
-	defer r.p.mu.Unlock()
+	r.p.regMu.Lock()
+	defer r.p.regMu.Unlock()
 	name := toolName(t.Name)
 	if name == "" {
 		return "", fmt.Errorf("plugin %s: tool with an empty name", plugin)

@@ -1,0 +1,409 @@
+package kernel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/config"
+	"github.com/hologramagent/hologram/kernel/events"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory/memtest"
+	"github.com/hologramagent/hologram/plugins/host"
+)
+
+// fakeHost is a hand-written pluginHost: Add "starts" a plugin at once, its tools given by
+// tools[name], attached through the kernel's registry as the real host does.
+type fakeHost struct {
+	reg   host.Registry
+	tools map[string][]host.ToolInfo
+
+	mu      sync.Mutex
+	plugins map[string]*host.Status
+	added   []host.Spec
+	addErr  error
+	closed  bool
+}
+
+func (h *fakeHost) Add(_ context.Context, s host.Spec) (host.Status, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.addErr != nil {
+		return host.Status{}, h.addErr
+	}
+	if _, ok := h.plugins[s.Name]; ok {
+		return host.Status{}, fmt.Errorf("plugin %s: %w", s.Name, host.ErrExists)
+	}
+	h.added = append(h.added, s)
+	st := &host.Status{Name: s.Name, Kind: s.Kind, State: host.StateDisabled, Command: s.Command, Dir: s.Dir, Tools: []string{}}
+	h.plugins[s.Name] = st
+	if !s.Disabled {
+		h.start(st)
+	}
+	return *st, nil
+}
+
+func (h *fakeHost) start(st *host.Status) {
+	st.State, st.PID = host.StateRunning, 100+len(h.added)
+	st.Tools = []string{}
+	for _, t := range h.tools[st.Name] {
+		call := func(_ context.Context, args json.RawMessage) (string, error) {
+			return st.Name + "/" + t.Name + " " + string(args), nil
+		}
+		name, err := h.reg.AddTool(st.Name, t, call)
+		if err != nil {
+			st.LastError = err.Error()
+			continue
+		}
+		st.Tools = append(st.Tools, name)
+	}
+}
+
+func (h *fakeHost) stop(st *host.Status, state string) {
+	h.reg.RemoveTools(st.Name)
+	st.State, st.PID, st.Tools = state, 0, []string{}
+}
+
+func (h *fakeHost) get(name string) (*host.Status, error) {
+	st := h.plugins[name]
+	if st == nil {
+		return nil, fmt.Errorf("plugin %s: %w", name, host.ErrNotFound)
+	}
+	return st, nil
+}
+
+func (h *fakeHost) Remove(_ context.Context, name string) (host.Status, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, err := h.get(name)
+	if err != nil {
+		return host.Status{}, err
+	}
+	h.stop(st, host.StateStopped)
+	delete(h.plugins, name)
+	return *st, nil
+}
+
+func (h *fakeHost) Enable(_ context.Context, name string) (host.Status, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, err := h.get(name)
+	if err != nil {
+		return host.Status{}, err
+	}
+	h.start(st)
+	return *st, nil
+}
+
+func (h *fakeHost) Disable(_ context.Context, name string) (host.Status, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, err := h.get(name)
+	if err != nil {
+		return host.Status{}, err
+	}
+	h.stop(st, host.StateDisabled)
+	return *st, nil
+}
+
+func (h *fakeHost) Restart(_ context.Context, name string) (host.Status, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, err := h.get(name)
+	if err != nil {
+		return host.Status{}, err
+	}
+	h.stop(st, host.StateStarting)
+	h.start(st)
+	st.Restarts++
+	return *st, nil
+}
+
+func (h *fakeHost) List() []host.Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []host.Status
+	for _, st := range h.plugins {
+		out = append(out, *st)
+	}
+	return out
+}
+
+func (h *fakeHost) Get(name string) (host.Status, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, err := h.get(name)
+	if err != nil {
+		return host.Status{}, err
+	}
+	return *st, nil
+}
+
+func (h *fakeHost) Logs(name string, n int) ([]host.LogLine, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, err := h.get(name); err != nil {
+		return nil, err
+	}
+	lines := []host.LogLine{{Line: "one"}, {Line: "two"}, {Line: "three"}}
+	if n > 0 && n < len(lines) {
+		lines = lines[len(lines)-n:]
+	}
+	return lines, nil
+}
+
+func (h *fakeHost) Close(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	return nil
+}
+
+// nopSealer seals nothing (the plugin tests store no secrets).
+type nopSealer struct{}
+
+func (nopSealer) SealString(_, s string) (string, error) { return s, nil }
+func (nopSealer) OpenString(_, s string) (string, error) { return s, nil }
+
+// pluginKernel builds a kernel on store with a fakeHost in place of plugins/host, started.
+func pluginKernel(t *testing.T, store *memtest.Mem, cfg config.Config, tools map[string][]host.ToolInfo, log *bytes.Buffer) (*Kernel, *fakeHost) {
+	t.Helper()
+	if log == nil {
+		log = &bytes.Buffer{}
+	}
+	k, err := New(cfg, Deps{
+		Store: store, Sealer: nopSealer{},
+		NewProvider: func(ProviderSettings) (llm.Provider, error) { return nil, errors.New("no providers here") },
+		Logger:      slog.New(slog.NewTextHandler(log, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &fakeHost{reg: pluginRegistry{k: k, p: k.plugins}, tools: tools, plugins: map[string]*host.Status{}}
+	k.plugins.host = h
+	if err := k.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	k.plugins.wg.Wait() // the background adds are done
+	t.Cleanup(func() { k.Close() })
+	return k, h
+}
+
+func toolSources(k *Kernel) map[string]string {
+	out := map[string]string{}
+	for _, ti := range k.agent.Tools() {
+		out[ti.Spec.Name] = ti.Source
+	}
+	return out
+}
+
+func TestPluginToolRegistry(t *testing.T) {
+	t.Parallel()
+	echo := host.ToolInfo{Name: "echo", Description: "Echoes.", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`), ReadOnly: true}
+	tools := map[string][]host.ToolInfo{
+		"a": {echo, {Name: "write.file", InputSchema: json.RawMessage(`not json`)}},
+		"b": {echo, {Name: "time_now"}},
+	}
+	k, h := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), tools, nil)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: name, Command: []string{"node", name + ".js"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"echo": "a", "write_file": "a", "b__echo": "b", "b__time_now": "b", "time_now": "builtin"}
+	if got := toolSources(k); !mapsEqual(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	ps, _ := k.Plugins(ctx)
+	if len(ps) != 2 || !slices.Equal(ps[1].Tools, []string{"b__echo", "b__time_now"}) || ps[0].State != "running" {
+		t.Fatalf("plugins %+v", ps)
+	}
+	// ParallelSafe is the plugin's read-only hint; a schema that is not JSON gets an open one.
+	for _, ti := range k.agent.Tools() {
+		switch ti.Spec.Name {
+		case "echo":
+			if !ti.ParallelSafe || !strings.Contains(string(ti.Spec.Parameters), `"required":["message"]`) {
+				t.Fatalf("echo %+v", ti)
+			}
+		case "write_file":
+			if ti.ParallelSafe || string(ti.Spec.Parameters) != `{"type":"object","properties":{}}` {
+				t.Fatalf("write_file %+v", ti)
+			}
+		}
+	}
+	// The agent's tool wraps the plugin's call; its errors are the tool's.
+	pt := pluginTool{call: func(_ context.Context, args json.RawMessage) (string, error) {
+		if string(args) == "{}" {
+			return "", errors.New("missing message")
+		}
+		return "echo " + string(args), nil
+	}}
+	if out, err := pt.Run(ctx, json.RawMessage(`{"message":"hi"}`)); err != nil || out != `echo {"message":"hi"}` {
+		t.Fatalf("run: %q %v", out, err)
+	}
+	if _, err := pt.Run(ctx, json.RawMessage(`{}`)); err == nil || err.Error() != "missing message" {
+		t.Fatalf("run error: %v", err)
+	}
+	// Detaching a plugin removes its tools only; its name is free again for the other plugin.
+	if _, err := k.PluginAction(ctx, "a", client.PluginDisable); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin"}) {
+		t.Fatalf("after disable: %v", got)
+	}
+	if _, err := k.PluginAction(ctx, "b", client.PluginRestart); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolSources(k); got["echo"] != "b" {
+		t.Fatalf("after restart b owns echo: %v", got)
+	}
+	if len(h.added) != 2 {
+		t.Fatalf("added %+v", h.added)
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPluginManagement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := memtest.NewMem(nil)
+	cfg := config.Default(func(string) string { return "" })
+	cfg.ConfigFile = "/etc/hologram/config.toml"
+	cfg.Plugins = []config.PluginConfig{{Name: "fs", Command: []string{"node", "fs.js", "/tmp"}}, {Name: "off", Dir: "/opt/p", Disabled: true}}
+	k, h := pluginKernel(t, store, cfg, nil, nil)
+
+	if got := len(h.added); got != 2 || h.added[0].Name != "fs" || h.added[0].Kind != host.KindMCP || h.added[1].Kind != host.KindNative || !h.added[1].Disabled {
+		t.Fatalf("config plugins added %+v", h.added)
+	}
+	bad := []struct {
+		name string
+		in   client.PluginConfig
+		want string
+	}{
+		{"bad name", client.PluginConfig{Name: "a b", Command: []string{"x"}}, "invalid plugin name"},
+		{"no source", client.PluginConfig{Name: "x"}, "give a command"},
+		{"both", client.PluginConfig{Name: "x", Command: []string{"x"}, Dir: "/d"}, "not both"},
+		{"empty program", client.PluginConfig{Name: "x", Command: []string{" "}}, "program is empty"},
+		{"relative dir", client.PluginConfig{Name: "x", Dir: "d"}, "absolute path"},
+		{"bad env", client.PluginConfig{Name: "x", Command: []string{"x"}, Env: []string{"NOEQUALS"}}, "KEY=VALUE"},
+		{"config name", client.PluginConfig{Name: "fs", Command: []string{"x"}}, "configured in the config file /etc/hologram/config.toml"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := k.AddPlugin(ctx, tt.in)
+			if !errors.Is(err, client.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("AddPlugin(%+v) = %v, want ErrInvalid with %q", tt.in, err, tt.want)
+			}
+		})
+	}
+
+	p, err := k.AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"node", "e.js", "stdio"}, Env: []string{"A=1"}})
+	if err != nil || p.State != host.StateRunning || p.Kind != "mcp" {
+		t.Fatalf("add: %+v %v", p, err)
+	}
+	if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"x"}}); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("second add: %v", err)
+	}
+	raw, err := store.GetSetting(ctx, "plugin/everything")
+	if err != nil || !strings.Contains(raw, `"command":["node","e.js","stdio"]`) {
+		t.Fatalf("stored %q %v", raw, err)
+	}
+	// A host failure leaves nothing stored.
+	h.addErr = errors.New("spawn failed")
+	if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "broken", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "spawn failed") {
+		t.Fatalf("failing add: %v", err)
+	}
+	h.addErr = nil
+	if _, err := store.GetSetting(ctx, "plugin/broken"); err == nil {
+		t.Fatal("a failed add stayed stored")
+	}
+
+	// Actions and their errors.
+	if _, err := k.PluginAction(ctx, "ghost", client.PluginRestart); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("restart ghost: %v", err)
+	}
+	if _, err := k.PluginAction(ctx, "everything", "explode"); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("unknown action: %v", err)
+	}
+	if _, err := k.PluginAction(ctx, "fs", client.PluginRemove); !errors.Is(err, client.ErrInvalid) || !strings.Contains(err.Error(), "remove it there") {
+		t.Fatalf("remove a config plugin: %v", err)
+	}
+	if p, err := k.PluginAction(ctx, "everything", client.PluginDisable); err != nil || p.State != host.StateDisabled {
+		t.Fatalf("disable: %+v %v", p, err)
+	}
+	if raw, _ := store.GetSetting(ctx, "plugin/everything"); !strings.Contains(raw, `"disabled":true`) {
+		t.Fatalf("disable not remembered: %q", raw)
+	}
+	lines, err := k.PluginLogs(ctx, "everything", 2)
+	if err != nil || len(lines) != 2 || lines[1].Line != "three" {
+		t.Fatalf("logs %+v %v", lines, err)
+	}
+	if _, err := k.PluginLogs(ctx, "ghost", 0); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("logs ghost: %v", err)
+	}
+
+	// A second kernel on the same store starts the config's and the stored plugins (disabled
+	// as remembered).
+	k2, h2 := pluginKernel(t, store, cfg, nil, nil)
+	if len(h2.added) != 3 || h2.added[2].Name != "everything" || !h2.added[2].Disabled || h2.added[2].Env[0] != "A=1" {
+		t.Fatalf("restart added %+v", h2.added)
+	}
+	if p, err := k2.PluginAction(ctx, "everything", client.PluginRemove); err != nil || p.Name != "everything" {
+		t.Fatalf("remove: %+v %v", p, err)
+	}
+	if _, err := store.GetSetting(ctx, "plugin/everything"); err == nil {
+		t.Fatal("removed plugin still stored")
+	}
+	k2.Close()
+	if !h2.closed {
+		t.Fatal("Close did not close the host")
+	}
+}
+
+func TestPluginEvents(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	k, _ := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), nil, &log)
+	sub := k.Bus().Subscribe("plugin_crashed", "plugin_started")
+	defer sub.Close()
+	pub := pluginEvents{k}
+	pub.Publish("plugin_started", map[string]any{"plugin": "e", "pid": 7})
+	pub.Publish("plugin_crashed", map[string]any{"plugin": "e", "error": "exit status 137"})
+	var got []events.Event
+	for len(got) < 2 {
+		select {
+		case ev := <-sub.C():
+			got = append(got, ev)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("events: got %d", len(got))
+		}
+	}
+	if got[1].Type != "plugin_crashed" || got[1].Publisher.Kind != events.KindKernel || got[1].Payload["plugin"] != "e" {
+		t.Fatalf("events %+v", got)
+	}
+	if s := log.String(); !strings.Contains(s, `level=WARN msg="plugin crashed" event=plugin_crashed error="exit status 137" plugin=e`) ||
+		!strings.Contains(s, `level=INFO msg="plugin started"`) {
+		t.Fatalf("log:\n%s", s)
+	}
+}
