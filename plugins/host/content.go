@@ -1,0 +1,76 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hologramagent/hologram/plugins/protocol"
+)
+
+// resultText renders a tools/call result as the text the model sees: text items as they are,
+// images and audio summarised ("[image image/png, 1234 bytes]"), resource links and embedded
+// resources by URI (an embedded text resource's text follows its URI), joined with newlines. A
+// result with no content but structured content gives that JSON.
+func resultText(res *protocol.CallToolResult) string {
+	parts := make([]string, 0, len(res.Content))
+	for _, c := range res.Content {
+		parts = append(parts, contentText(c))
+	}
+	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		return string(res.StructuredContent)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// contentText renders one content item.
+func contentText(c protocol.Content) string {
+	switch c.Type {
+	case "text":
+		return c.Text
+	case "image", "audio":
+		mime := c.MimeType
+		if mime == "" {
+			mime = "unknown type"
+		}
+		return fmt.Sprintf("[%s %s, %d bytes]", c.Type, mime, base64Len(c.Data))
+	case "resource_link":
+		if c.Name != "" && c.Name != c.URI {
+			return fmt.Sprintf("[resource %s (%s)]", c.URI, c.Name)
+		}
+		return fmt.Sprintf("[resource %s]", c.URI)
+	case "resource":
+		var r struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     string  `json:"blob"`
+		}
+		if err := json.Unmarshal(c.Resource, &r); err != nil {
+			return "[resource (unreadable)]"
+		}
+		switch {
+		case r.Text != nil:
+			return fmt.Sprintf("[resource %s]\n%s", r.URI, *r.Text)
+		case r.Blob != "":
+			return fmt.Sprintf("[resource %s, %d bytes]", r.URI, base64Len(r.Blob))
+		}
+		return fmt.Sprintf("[resource %s]", r.URI)
+	}
+	if c.Text != "" {
+		return c.Text
+	}
+	return fmt.Sprintf("[%s content]", c.Type)
+}
+
+// base64Len is the decoded length of the standard base64 text s (padded or not), without
+// decoding it.
+func base64Len(s string) int {
+	s = strings.TrimRight(s, "=\n\r ")
+	return len(s) * 3 / 4
+}
+
+// containsFold reports whether s contains sub, ignoring case.
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}

@@ -1,0 +1,671 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hologramagent/hologram/plugins/protocol"
+)
+
+// CodeCapability is the JSON-RPC error code of a request refused because the plugin's manifest
+// does not declare the capability the method needs.
+const CodeCapability = -32001
+
+// maxLogLine bounds one stderr line kept in the ring; the rest of a longer line is dropped.
+const maxLogLine = 16 << 10
+
+// maxPages bounds a tools/list pagination loop.
+const maxPages = 1000
+
+// errStdoutClosed is the cause of a crash where the plugin closed its stdout.
+var errStdoutClosed = errors.New("plugin closed its stdout")
+
+// instance is one running process of a plugin and its connection.
+type instance struct {
+	p      *plugin
+	cmd    *exec.Cmd
+	pid    int
+	conn   *protocol.Conn
+	stdin  *os.File // our write end of the child's stdin
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	exited  chan struct{} // closed once the process has been reaped
+	waitErr error         // cmd.Wait's result, set before exited is closed
+	cleaned chan struct{} // closed once the pipes are closed and the goroutines done
+
+	dead     chan struct{} // closed on the first sign of death (exit, stdout closed, failed ping)
+	deadOnce sync.Once
+	deadErr  error // set before dead is closed
+
+	stopping atomic.Bool   // the stop ladder is running: death is not a crash
+	detached bool          // guarded by p.toolsMu: never attach tools again
+	relist   chan struct{} // tools/list_changed arrived (capacity 1)
+}
+
+// launch starts a process for p and runs the handshake. On error the returned instance, if not
+// nil, is the started process, which the caller must reap.
+func (p *plugin) launch(r *runner) (*instance, error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (*os.File, *os.File, error) {
+		rd, wr, err := os.Pipe()
+		if err == nil {
+			files = append(files, rd, wr)
+		}
+		return rd, wr, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	argv := p.prep.argv
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = p.prep.dir
+	cmd.Env = append(os.Environ(), p.prep.spec.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &instance{
+		p: p, cmd: cmd, stdin: inW, ctx: ctx, cancel: cancel,
+		exited: make(chan struct{}), cleaned: make(chan struct{}),
+		dead: make(chan struct{}), relist: make(chan struct{}, 1),
+	}
+	started := make(chan error, 1)
+	startLocked(cmd, started, func(err error) {
+		in.waitErr = err
+		close(in.exited)
+	})
+	err = <-started
+	// The child's ends belong to the child now (or to nobody).
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		cancel()
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	in.pid = cmd.Process.Pid
+	maxFrame := p.prep.spec.MaxFrame
+	if maxFrame == 0 {
+		maxFrame = protocol.DefaultMCPMaxFrame
+		if p.native() {
+			maxFrame = protocol.DefaultNativeMaxFrame
+		}
+	}
+	in.conn = protocol.NewConn(outR, inW, protocol.ConnOptions{
+		MaxFrame:       maxFrame,
+		Handler:        protocol.HandlerFunc(in.handle),
+		Logger:         p.log,
+		OnNotification: in.notification,
+	})
+	runDone := make(chan struct{})
+	errDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		err := in.conn.Run(ctx)
+		if err == nil {
+			err = errStdoutClosed
+		}
+		in.die(err)
+	}()
+	go func() {
+		defer close(errDone)
+		in.readStderr(errR)
+	}()
+	go in.reap(runDone, errDone, errR)
+	if err := in.handshake(r); err != nil {
+		return in, err
+	}
+	go in.pinger()
+	go in.relister()
+	return in, nil
+}
+
+// reap waits for the process to exit, declares the instance dead, then gives the connection and
+// the stderr reader a grace to drain what the process wrote before closing them (a grandchild
+// may hold the pipes open), and finally closes cleaned.
+func (in *instance) reap(runDone, errDone <-chan struct{}, errR *os.File) {
+	defer close(in.cleaned)
+	<-in.exited
+	in.die(fmt.Errorf("exited: %s", in.exitString()))
+	grace := time.NewTimer(in.p.h.opts.StopGrace)
+	defer grace.Stop()
+	select {
+	case <-runDone:
+	case <-grace.C:
+	}
+	in.conn.Close()
+	select {
+	case <-errDone:
+	case <-grace.C:
+	}
+	errR.Close()
+	<-runDone
+	<-errDone
+	in.cancel()
+}
+
+// die records the first cause of death: it detaches the plugin's tools before anything else
+// (the model is never offered a dead tool), then wakes the supervisor.
+func (in *instance) die(err error) {
+	in.deadOnce.Do(func() {
+		in.p.detach(in)
+		in.deadErr = err
+		close(in.dead)
+	})
+}
+
+// cause returns why the instance died.
+func (in *instance) cause() error {
+	<-in.dead
+	return in.deadErr
+}
+
+// isDead reports whether the instance has died.
+func (in *instance) isDead() bool {
+	select {
+	case <-in.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// killNow sends SIGKILL unless the process has been reaped.
+func (in *instance) killNow() {
+	select {
+	case <-in.exited:
+	default:
+		_ = in.cmd.Process.Signal(syscall.SIGKILL)
+	}
+}
+
+// exitString describes how the process ended ("exit status 3", "signal: killed"), or "" while
+// it runs.
+func (in *instance) exitString() string {
+	select {
+	case <-in.exited:
+	default:
+		return ""
+	}
+	if ps := in.cmd.ProcessState; ps != nil {
+		return ps.String()
+	}
+	if in.waitErr != nil {
+		return in.waitErr.Error()
+	}
+	return ""
+}
+
+// exitInfo adds exit_code or signal to an event payload once the process has been reaped.
+func (in *instance) exitInfo(payload map[string]any) {
+	select {
+	case <-in.exited:
+	default:
+		return
+	}
+	ps := in.cmd.ProcessState
+	if ps == nil {
+		return
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		payload["signal"] = ws.Signal().String()
+		return
+	}
+	payload["exit_code"] = ps.ExitCode()
+}
+
+// timeoutCtx returns a context cancelled after d on the host's After timer (or when parent ends
+// or stop closes), and a func reporting whether the timer fired.
+func (in *instance) timeoutCtx(parent context.Context, d time.Duration, stop <-chan struct{}) (context.Context, context.CancelFunc, func() bool) {
+	ctx, cancel := context.WithCancel(parent)
+	var fired atomic.Bool
+	timer := in.p.h.opts.After(d)
+	go func() {
+		select {
+		case <-timer:
+			fired.Store(true)
+			cancel()
+		case <-stop:
+			cancel()
+		case <-in.dead:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel, fired.Load
+}
+
+// handshake runs initialize, notifications/initialized and the tools listing within
+// HandshakeTimeout, then attaches the tools.
+func (in *instance) handshake(r *runner) error {
+	timeout := in.p.h.opts.HandshakeTimeout
+	ctx, cancel, timedOut := in.timeoutCtx(in.ctx, timeout, r.stopCh)
+	defer cancel()
+	wrap := func(step string, err error) error {
+		switch {
+		case timedOut():
+			return fmt.Errorf("handshake: %s: no answer within %s", step, timeout)
+		case in.isDead():
+			return fmt.Errorf("handshake: %s: %w", step, in.cause())
+		}
+		return fmt.Errorf("handshake: %s: %w", step, err)
+	}
+	var res protocol.InitializeResult
+	params := protocol.InitializeParams{
+		ProtocolVersion: protocol.LatestVersion,
+		ClientInfo:      in.p.h.opts.ClientInfo,
+	}
+	if err := in.conn.Call(ctx, protocol.MethodInitialize, params, &res); err != nil {
+		return wrap("initialize", err)
+	}
+	if !slices.Contains(protocol.SupportedVersions, res.ProtocolVersion) {
+		return fmt.Errorf("handshake: initialize: unsupported protocol version %q (supported: %s)",
+			res.ProtocolVersion, strings.Join(protocol.SupportedVersions, ", "))
+	}
+	in.p.log.Debug("plugin initialized", "server", res.ServerInfo.Name, "version", res.ServerInfo.Version,
+		"protocol", res.ProtocolVersion)
+	if err := in.conn.Notify(protocol.NotifInitialized, nil); err != nil {
+		return wrap("initialized", err)
+	}
+	if res.Capabilities.Tools == nil {
+		return in.attach(nil)
+	}
+	tools, err := in.listTools(ctx)
+	if err != nil {
+		return wrap("tools/list", err)
+	}
+	return in.attach(tools)
+}
+
+// listTools lists every page of the plugin's tools.
+func (in *instance) listTools(ctx context.Context) ([]protocol.Tool, error) {
+	var all []protocol.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("more than %d pages", maxPages)
+		}
+		var res protocol.ListToolsResult
+		if err := in.conn.Call(ctx, protocol.MethodToolsList, protocol.ListToolsParams{Cursor: cursor}, &res); err != nil {
+			return nil, err
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, fmt.Errorf("cursor %q repeated", res.NextCursor)
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// attach replaces the plugin's tools in the Registry with tools, unless this instance is dead.
+func (in *instance) attach(tools []protocol.Tool) error {
+	p := in.p
+	p.toolsMu.Lock()
+	defer p.toolsMu.Unlock()
+	if in.detached || in.isDead() {
+		return fmt.Errorf("handshake: %w", in.cause())
+	}
+	if p.toolsOf != nil || len(p.tools) > 0 {
+		p.h.opts.Registry.RemoveTools(p.name())
+	}
+	p.tools, p.toolsOf = nil, in
+	for _, t := range tools {
+		if t.Name == "" {
+			p.log.Warn("plugin offered a tool without a name; skipped")
+			continue
+		}
+		info := ToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		if info.Description == "" {
+			info.Description = t.Title
+		}
+		if len(info.InputSchema) == 0 || string(info.InputSchema) == "null" {
+			info.InputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		if a := t.Annotations; a != nil && a.ReadOnlyHint != nil {
+			info.ReadOnly = *a.ReadOnlyHint
+		}
+		name, err := p.h.opts.Registry.AddTool(p.name(), info, in.callFunc(t.Name))
+		if err != nil {
+			p.log.Warn("tool not attached", "tool", t.Name, "err", err)
+			continue
+		}
+		p.tools = append(p.tools, name)
+	}
+	return nil
+}
+
+// callFunc returns the CallFunc of the plugin's tool named tool on this instance.
+func (in *instance) callFunc(tool string) CallFunc {
+	return func(ctx context.Context, args json.RawMessage) (string, error) {
+		if in.isDead() {
+			return "", fmt.Errorf("plugin %s is not running", in.p.name())
+		}
+		if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+			args = json.RawMessage("{}")
+		}
+		var res protocol.CallToolResult
+		err := in.conn.Call(ctx, protocol.MethodToolsCall, protocol.CallToolParams{Name: tool, Arguments: args}, &res)
+		if err != nil {
+			if errors.Is(err, protocol.ErrClosed) {
+				return "", in.diedDuringCall()
+			}
+			var rpc *protocol.Error
+			if errors.As(err, &rpc) {
+				return "", fmt.Errorf("plugin %s: tool %s: %s", in.p.name(), tool, rpc.Message)
+			}
+			return "", fmt.Errorf("plugin %s: tool %s: %w", in.p.name(), tool, err)
+		}
+		text := resultText(&res)
+		if res.IsError {
+			if text == "" {
+				text = fmt.Sprintf("tool %s reported an error", tool)
+			}
+			return "", errors.New(text)
+		}
+		return text, nil
+	}
+}
+
+// diedDuringCall is the error of a call whose connection went away: it waits (bounded) for the
+// process to be reaped so the error can say how it ended.
+func (in *instance) diedDuringCall() error {
+	t := time.NewTimer(in.p.h.opts.StopGrace + time.Second)
+	defer t.Stop()
+	select {
+	case <-in.exited:
+	case <-t.C:
+	}
+	if in.stopping.Load() {
+		return fmt.Errorf("plugin %s was stopped during the call", in.p.name())
+	}
+	why := in.exitString()
+	if why == "" && in.isDead() {
+		why = in.cause().Error()
+	}
+	if why == "" {
+		why = "connection closed"
+	}
+	return fmt.Errorf("plugin %s died during the call (%s)", in.p.name(), why)
+}
+
+// handle answers requests from the plugin. This host exposes no kernel methods yet: ping is
+// answered; for a native plugin every other request is refused with an error naming the
+// capability it would need ([CodeCapability] when the manifest does not declare it); an MCP
+// server is told the method is not supported by this client.
+func (in *instance) handle(_ context.Context, method string, _ json.RawMessage) (any, error) {
+	if method == protocol.MethodPing {
+		return struct{}{}, nil
+	}
+	if !in.p.native() {
+		return nil, &protocol.Error{Code: protocol.MethodNotFound,
+			Message: fmt.Sprintf("method %s is not supported by this client", method)}
+	}
+	capability := capabilityFor(method)
+	if capability == "" {
+		return nil, &protocol.Error{Code: protocol.MethodNotFound, Message: "method not found: " + method}
+	}
+	if !slices.Contains(in.p.prep.manifest.Capabilities, capability) {
+		return nil, &protocol.Error{Code: CodeCapability,
+			Message: fmt.Sprintf("method %s needs capability %q (not declared in the manifest)", method, capability)}
+	}
+	return nil, &protocol.Error{Code: protocol.MethodNotFound,
+		Message: fmt.Sprintf("method %s (capability %q) is not available in this version of the host", method, capability)}
+}
+
+// capabilityPrefixes maps method namespaces to the manifest capability they need
+// (ARCHITECTURE.md §5). The native extension methods themselves arrive with the next issue.
+var capabilityPrefixes = []struct{ prefix, capability string }{
+	{"sampling/", "llm"},
+	{"llm/", "llm"},
+	{"memory/", "memory"},
+	{"events/", "events"},
+	{"owner/", "notify"},
+	{"channel/", "channels"},
+	{"hooks/", "hooks"},
+	{"roots/", "roots"},
+	{"elicitation/", "owner"},
+}
+
+// capabilityFor returns the capability method needs, or "" for an unknown method.
+func capabilityFor(method string) string {
+	for _, c := range capabilityPrefixes {
+		if strings.HasPrefix(method, c.prefix) {
+			return c.capability
+		}
+	}
+	return ""
+}
+
+// notification handles notifications from the plugin. It runs on the read loop and never blocks.
+func (in *instance) notification(method string, params json.RawMessage) {
+	switch method {
+	case protocol.NotifToolsListChanged:
+		select {
+		case in.relist <- struct{}{}:
+		default:
+		}
+	case protocol.NotifMessage:
+		var m protocol.LoggingMessageParams
+		if err := json.Unmarshal(params, &m); err != nil {
+			in.p.log.Warn("bad notifications/message", "err", err)
+			return
+		}
+		var data any = string(m.Data)
+		var s string
+		if json.Unmarshal(m.Data, &s) == nil {
+			data = s
+		}
+		attrs := []any{"data", data}
+		if m.Logger != "" {
+			attrs = append(attrs, "logger", m.Logger)
+		}
+		in.p.log.Log(context.Background(), logLevel(m.Level), "plugin log", attrs...)
+	}
+}
+
+// logLevel maps an MCP (syslog) logging level to slog's.
+func logLevel(level string) slog.Level {
+	switch level {
+	case "debug":
+		return slog.LevelDebug
+	case "info", "notice":
+		return slog.LevelInfo
+	case "warning":
+		return slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// relister re-lists the tools after notifications/tools/list_changed.
+func (in *instance) relister() {
+	for {
+		select {
+		case <-in.relist:
+		case <-in.dead:
+			return
+		}
+		ctx, cancel, timedOut := in.timeoutCtx(in.ctx, in.p.h.opts.HandshakeTimeout, nil)
+		tools, err := in.listTools(ctx)
+		cancel()
+		if err != nil {
+			if !in.isDead() {
+				if timedOut() {
+					err = fmt.Errorf("no answer within %s", in.p.h.opts.HandshakeTimeout)
+				}
+				in.p.log.Warn("re-listing tools", "err", err)
+			}
+			continue
+		}
+		if err := in.attach(tools); err == nil {
+			in.p.log.Info("plugin tools changed", "tools", len(tools))
+		}
+	}
+}
+
+// pinger pings the plugin every PingInterval; a ping that fails or gets no answer within
+// PingTimeout kills the instance (a crash).
+func (in *instance) pinger() {
+	opts := in.p.h.opts
+	for {
+		select {
+		case <-opts.After(opts.PingInterval):
+		case <-in.dead:
+			return
+		}
+		ctx, cancel, timedOut := in.timeoutCtx(in.ctx, opts.PingTimeout, nil)
+		err := in.conn.Call(ctx, protocol.MethodPing, nil, nil)
+		cancel()
+		if err == nil {
+			continue
+		}
+		if in.isDead() || in.stopping.Load() {
+			return
+		}
+		if timedOut() {
+			err = fmt.Errorf("no answer within %s", opts.PingTimeout)
+		}
+		in.die(fmt.Errorf("ping failed: %w", err))
+		in.killNow()
+		return
+	}
+}
+
+// readStderr reads the plugin's stderr line by line into the ring and the log. It drains the
+// pipe to the end whatever the line lengths, so the plugin never blocks on a full pipe.
+func (in *instance) readStderr(f *os.File) {
+	br := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := maxLogLine - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(line) > 0 {
+			s := strings.ToValidUTF8(strings.TrimRight(string(line), "\r\n"), "\uFFFD")
+			in.p.logs.add(LogLine{Time: in.p.h.opts.Clock(), Line: s})
+			in.p.log.Info("plugin stderr", "line", s)
+			line = line[:0]
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// stopLadder stops the process: a shutdown request (native plugins only), then closing stdin,
+// then SIGTERM, then SIGKILL, waiting StopGrace after each rung for the process to exit. A
+// closed kill channel skips straight to SIGKILL. It returns once everything is cleaned up.
+func (in *instance) stopLadder(kill <-chan struct{}) {
+	in.stopping.Store(true)
+	grace := in.p.h.opts.StopGrace
+	waitExit := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-in.exited:
+			return true
+		case <-t.C:
+			return false
+		case <-kill:
+			return false
+		}
+	}
+	killed := func() bool {
+		select {
+		case <-kill:
+			return true
+		default:
+			return false
+		}
+	}
+	exited := func() bool {
+		select {
+		case <-in.exited:
+			return true
+		default:
+			return false
+		}
+	}
+	step := func(name string, do func(), d time.Duration) bool {
+		if exited() || killed() {
+			return exited()
+		}
+		do()
+		if waitExit(d) {
+			in.p.log.Debug("plugin stopped", "rung", name)
+			return true
+		}
+		return false
+	}
+	done := false
+	if in.p.native() {
+		deadline := time.Now().Add(grace)
+		done = step("shutdown", func() {
+			ctx, cancel := context.WithDeadline(in.ctx, deadline)
+			defer cancel()
+			go func() {
+				select {
+				case <-kill:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			if err := in.conn.Call(ctx, protocol.MethodShutdown, nil, nil); err != nil && !in.isDead() {
+				in.p.log.Debug("shutdown request", "err", err)
+			}
+		}, time.Until(deadline))
+	}
+	if !done {
+		done = step("close stdin", func() { in.stdin.Close() }, grace)
+	}
+	if !done {
+		done = step("SIGTERM", func() { _ = in.cmd.Process.Signal(syscall.SIGTERM) }, grace)
+	}
+	if !done && !exited() {
+		in.p.log.Warn("plugin ignored the stop ladder; killing it")
+		_ = in.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	<-in.exited
+	<-in.cleaned
+}
