@@ -46,10 +46,12 @@ type plugins struct {
 	host   pluginHost
 	config map[string]config.PluginConfig // by name; fixed after New
 
-	mu     sync.Mutex // serialises AddPlugin and remove (held across host calls)
-	regMu  sync.Mutex // serialises AddTool's name choice (the host calls AddTool, maybe under mu)
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	mu        sync.Mutex // serialises AddPlugin and remove (held across host calls)
+	regMu     sync.Mutex // serialises AddTool's name choice (the host calls AddTool, maybe under mu)
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // newPlugins builds the plugin side of k; the host is started by [plugins.start].
@@ -113,13 +115,16 @@ func (p *plugins) start(ctx context.Context) error {
 	return nil
 }
 
-// close stops adding plugins and runs the host's stop ladder for each of them.
+// close stops adding plugins and runs the host's stop ladder for each of them, once.
 func (p *plugins) close(ctx context.Context) error {
-	if p.cancel != nil {
-		p.cancel()
-	}
-	p.wg.Wait()
-	return p.host.Close(ctx)
+	p.closeOnce.Do(func() {
+		if p.cancel != nil {
+			p.cancel()
+		}
+		p.wg.Wait()
+		p.closeErr = p.host.Close(ctx)
+	})
+	return p.closeErr
 }
 
 // toSpec turns a plugin's configuration into the host's spec.
@@ -161,7 +166,7 @@ func hostErr(err error) error {
 		return nil
 	case errors.Is(err, host.ErrNotFound):
 		return fmt.Errorf("%w: %w", client.ErrNotFound, err)
-	case errors.Is(err, host.ErrExists):
+	case errors.Is(err, host.ErrExists), errors.Is(err, host.ErrInvalid):
 		return fmt.Errorf("%w: %w", client.ErrInvalid, err)
 	}
 	return err

@@ -1,40 +1,23 @@
 package kernel
 
 import (
-	"context"
-	"errors"
 	"time"
 
-	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/plugins/host"
+	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
 // pluginStopTimeout bounds the plugins' stop ladder in Close.
 const pluginStopTimeout = 15 * time.Second
 
-// newPluginHost builds the supervisor. TEMPORARY: plugins/host has not landed yet.
-func (k *Kernel) newPluginHost(reg host.Registry, pub host.Publisher) pluginHost { return noHost{} }
-
-type noHost struct{}
-
-var errNoHost = errors.New("plugin host unavailable")
-
-func (noHost) Add(context.Context, host.Spec) (host.Status, error) {
-	return host.Status{}, errors.Join(client.ErrUnavailable, errNoHost)
+// newPluginHost builds the plugin supervisor with its default timings (handshake 10 s, ping
+// every 30 s, restarts after 1 s, 2 s, 3 s, the 4th crash in 5 minutes trips the breaker).
+func (k *Kernel) newPluginHost(reg host.Registry, pub host.Publisher) pluginHost {
+	return host.New(host.Options{
+		Registry:   reg,
+		Publisher:  pub,
+		Logger:     k.log,
+		Clock:      k.clock,
+		ClientInfo: protocol.Implementation{Name: "hologram", Version: Version},
+	})
 }
-func (noHost) Remove(context.Context, string) (host.Status, error) {
-	return host.Status{}, host.ErrNotFound
-}
-func (noHost) Enable(context.Context, string) (host.Status, error) {
-	return host.Status{}, host.ErrNotFound
-}
-func (noHost) Disable(context.Context, string) (host.Status, error) {
-	return host.Status{}, host.ErrNotFound
-}
-func (noHost) Restart(context.Context, string) (host.Status, error) {
-	return host.Status{}, host.ErrNotFound
-}
-func (noHost) List() []host.Status                      { return nil }
-func (noHost) Get(string) (host.Status, error)          { return host.Status{}, host.ErrNotFound }
-func (noHost) Logs(string, int) ([]host.LogLine, error) { return nil, host.ErrNotFound }
-func (noHost) Close(context.Context) error              { return nil }

@@ -7,7 +7,11 @@ package kerneltest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +44,7 @@ func Run(t *testing.T, setup Setup) {
 		{"Tools", testTools},
 		{"Window", testWindow},
 		{"SearchMemory", testSearchMemory},
+		{"Plugins", testPlugins},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, setup(t)) })
@@ -496,4 +501,140 @@ func mustSearch(t *testing.T, s client.Service, q client.MemoryQuery) []client.M
 		t.Fatalf("SearchMemory(%+v): %v", q, err)
 	}
 	return hits
+}
+
+// NPMPeer returns the absolute path of the entry script (package.json "bin") of a pinned npm
+// package in plugins/testdata/npm (installed by `make npm-peers`), e.g.
+// "@modelcontextprotocol/server-everything". A missing package or node fails the test with the
+// command that installs it: the plugin tests never skip.
+func NPMPeer(t testing.TB, pkg string) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not installed: the plugin tests run npm MCP servers (make deps installs nodejs and npm)")
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("no go.mod above the working directory: cannot find plugins/testdata/npm")
+		}
+		dir = parent
+	}
+	pkgDir := filepath.Join(dir, "plugins", "testdata", "npm", "node_modules", filepath.FromSlash(pkg))
+	raw, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
+	if err != nil {
+		t.Fatalf("npm peer %s is not installed (%v): run `make npm-peers` (HOLOGRAM_CI=%q)", pkg, err, os.Getenv("HOLOGRAM_CI"))
+	}
+	var meta struct {
+		Bin json.RawMessage `json:"bin"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		t.Fatalf("npm peer %s: package.json: %v", pkg, err)
+	}
+	var entry string
+	var bins map[string]string
+	if json.Unmarshal(meta.Bin, &entry) != nil {
+		if err := json.Unmarshal(meta.Bin, &bins); err != nil || len(bins) != 1 {
+			t.Fatalf("npm peer %s: want one bin entry, got %s", pkg, meta.Bin)
+		}
+		for _, v := range bins {
+			entry = v
+		}
+	}
+	path := filepath.Join(pkgDir, filepath.FromSlash(entry))
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("npm peer %s: %v: run `make npm-peers`", pkg, err)
+	}
+	return path
+}
+
+// testPlugins runs the everything server (a real npm MCP server) as a plugin: add, list, tools,
+// a call by the model, logs, restart, disable, enable, remove, and the errors.
+func testPlugins(t *testing.T, s client.Service) {
+	ctx := ctxT(t)
+	entry := NPMPeer(t, "@modelcontextprotocol/server-everything")
+	if _, err := s.AddPlugin(ctx, client.PluginConfig{Name: "bad name!", Command: []string{"node"}}); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("AddPlugin with a bad name = %v, want ErrInvalid", err)
+	}
+	if _, err := s.PluginAction(ctx, "ghost", client.PluginRestart); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("restart of an unknown plugin = %v, want ErrNotFound", err)
+	}
+	if _, err := s.PluginLogs(ctx, "ghost", 0); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("logs of an unknown plugin = %v, want ErrNotFound", err)
+	}
+	p, err := s.AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"node", entry, "stdio"}})
+	if err != nil {
+		t.Fatalf("AddPlugin: %v", err)
+	}
+	if p.Kind != "mcp" || p.State != "running" || p.PID == 0 || !slices.Contains(p.Tools, "echo") || !slices.Contains(p.Tools, "get-sum") {
+		t.Fatalf("added plugin %+v", p)
+	}
+	if _, err := s.AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"node", entry}}); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("second AddPlugin = %v, want ErrInvalid", err)
+	}
+	ps, err := s.Plugins(ctx)
+	if err != nil || len(ps) != 1 || ps[0].Name != "everything" || ps[0].PID != p.PID {
+		t.Fatalf("Plugins = %+v, %v", ps, err)
+	}
+	ts, err := s.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string]string{}
+	for _, tl := range ts {
+		sources[tl.Name] = tl.Source
+	}
+	if sources["echo"] != "everything" || sources["get-sum"] != "everything" || sources["time_now"] != "builtin" {
+		t.Fatalf("tool sources %v", sources)
+	}
+
+	fake := addFake(t, s)
+	fake.Script(
+		llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "get-sum", Arguments: `{"a":19,"b":23}`}}},
+		llmtest.Reply{Text: "done"},
+	)
+	var c collect
+	if _, err := s.Chat(ctx, client.ChatRequest{Input: "add 19 and 23"}, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	var result *client.ToolEvent
+	for _, e := range c.evs {
+		if e.Type == client.EventToolResult {
+			result = e.Tool
+		}
+	}
+	if result == nil || result.Status != "ok" || !strings.Contains(result.Result, "42") {
+		t.Fatalf("get-sum result %+v", result)
+	}
+
+	if _, err := s.PluginLogs(ctx, "everything", 5); err != nil {
+		t.Fatalf("PluginLogs: %v", err)
+	}
+	if p2, err := s.PluginAction(ctx, "everything", client.PluginRestart); err != nil || p2.Name != "everything" {
+		t.Fatalf("restart = %+v, %v", p2, err)
+	}
+	if p2, err := s.PluginAction(ctx, "everything", client.PluginDisable); err != nil || p2.State != "disabled" || len(p2.Tools) != 0 {
+		t.Fatalf("disable = %+v, %v", p2, err)
+	}
+	if ts, _ := s.Tools(ctx); slices.ContainsFunc(ts, func(tl client.Tool) bool { return tl.Source == "everything" }) {
+		t.Fatalf("a disabled plugin's tools are still offered: %+v", ts)
+	}
+	if p2, err := s.PluginAction(ctx, "everything", client.PluginEnable); err != nil || p2.Name != "everything" {
+		t.Fatalf("enable = %+v, %v", p2, err)
+	}
+	if _, err := s.PluginAction(ctx, "everything", client.PluginRemove); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	if ps, _ := s.Plugins(ctx); len(ps) != 0 {
+		t.Fatalf("after remove: %+v", ps)
+	}
+	if ts, _ := s.Tools(ctx); slices.ContainsFunc(ts, func(tl client.Tool) bool { return tl.Source == "everything" }) {
+		t.Fatalf("a removed plugin's tools are still offered: %+v", ts)
+	}
 }
