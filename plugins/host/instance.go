@@ -338,8 +338,12 @@ func (in *instance) attach(tools []protocol.Tool) error {
 	p := in.p
 	p.toolsMu.Lock()
 	defer p.toolsMu.Unlock()
-	if in.detached || in.isDead() {
-		return fmt.Errorf("handshake: %w", in.cause())
+	// Never wait for the death while holding toolsMu: die takes it to detach the tools.
+	if in.isDead() {
+		return fmt.Errorf("handshake: %w", in.cause()) // dead is closed: cause returns at once
+	}
+	if in.detached {
+		return errors.New("handshake: the plugin is being stopped")
 	}
 	if p.toolsOf != nil || len(p.tools) > 0 {
 		p.h.opts.Registry.RemoveTools(p.name())
