@@ -13,8 +13,8 @@
 //   - neighbouring-turn context: in a dialogue the answer follows its topic, so an event gains
 //     from the score of the one or two turns before it (and a little from the one after), within
 //     the same burst of conversation;
-//   - diversity: a turn right beside one already chosen competes at a discount, so a list of
-//     answers covers more places in the conversation.
+//   - diversity: after the first few results, a turn right beside one already chosen competes
+//     at a discount, so a longer list covers more places in the conversation.
 //
 // Pseudo-relevance feedback (searching the best terms of the first results again) was measured
 // and left out: on the dev split it moved no figure beyond noise and cost a second search.
@@ -46,7 +46,8 @@ const (
 	nextWeight   = 0.1  // … of the next turn
 	burstGap     = time.Hour
 	neighbourTop = 60   // events whose neighbours are fetched for the context step
-	besidePen    = 0.85 // an event right beside one already chosen competes at this fraction
+	besidePen    = 0.85 // past the first pureTop, an event right beside one chosen competes at this fraction
+	pureTop      = 4    // the first picks are pure relevance (an answer often spans adjacent turns)
 )
 
 // Dense scores events against a query in a dense space (the embeddings issue plugs in here);
@@ -318,8 +319,9 @@ func (r *Recaller) namedPartner(ctx context.Context, q Query, terms []string) (s
 
 func top(cs map[int64]*cand, q Query) []Hit {
 	all := sortedByScore(cs)
-	// Greedy selection that discounts the turns right beside one already chosen: the context
-	// step lifts whole neighbourhoods, and a list of answers should cover more of them.
+	// Greedy selection: the first picks by relevance alone; after them, the turns right beside
+	// a chosen one are discounted (the context step lifts whole neighbourhoods, and a longer
+	// list should cover more of them).
 	type key struct {
 		session string
 		pos     int
@@ -347,7 +349,7 @@ func top(cs map[int64]*cand, q Query) []Hit {
 		eff[best] = -1
 		chosen[key{best.ev.Session, best.pos}] = true
 		for _, c := range all {
-			if eff[c] > 0 && c.ev.Session == best.ev.Session && (c.pos == best.pos+1 || c.pos == best.pos-1) {
+			if len(out) > pureTop && eff[c] > 0 && c.ev.Session == best.ev.Session && (c.pos == best.pos+1 || c.pos == best.pos-1) {
 				eff[c] *= besidePen
 			}
 		}
