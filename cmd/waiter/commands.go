@@ -260,73 +260,33 @@ func (a *app) readAPIKey(name string) (string, error) {
 }
 
 func (a *app) providerList(ctx context.Context, args []string) error {
-	fs := newFlags("provider list")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if pos, err := parse(fs, args, true); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("provider list takes no arguments")
-	}
-	svc, err := a.service()
-	if err != nil {
-		return err
-	}
-	ps, err := svc.Providers(ctx)
-	if err != nil {
-		return err
-	}
-	if ps == nil {
-		ps = []client.Provider{}
-	}
-	if *asJSON {
-		return a.writeJSON(ps)
-	}
-	if len(ps) == 0 {
-		fmt.Fprintln(a.stderr, "no providers; add one with `waiter provider add NAME --base-url URL --model M`")
-		return nil
-	}
-	rows := [][]string{{"NAME", "MODEL", "BASE URL", "PRIORITY", "KEY", "PROXY"}}
-	for _, p := range ps {
-		key := "no"
-		if p.HasKey {
-			key = "yes"
-		}
-		rows = append(rows, []string{p.Name, p.Model, p.BaseURL, fmt.Sprint(p.Priority), key, orDash(p.Proxy)})
-	}
-	return a.table(rows)
+	return runListing(ctx, a, args, listing[client.Provider]{
+		name:   "provider list",
+		fetch:  client.Service.Providers,
+		header: []string{"NAME", "MODEL", "BASE URL", "PRIORITY", "KEY", "PROXY"},
+		row: func(p client.Provider) []string {
+			return []string{p.Name, p.Model, p.BaseURL, fmt.Sprint(p.Priority), yesNo(p.HasKey), orDash(p.Proxy)}
+		},
+		empty: "no providers; add one with `waiter provider add NAME --base-url URL --model M`",
+	})
 }
 
 func (a *app) tools(ctx context.Context, args []string) error {
-	fs := newFlags("tools")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if pos, err := parse(fs, args, true); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("tools takes no arguments")
+	return runListing(ctx, a, args, listing[client.Tool]{
+		name:   "tools",
+		fetch:  client.Service.Tools,
+		header: []string{"NAME", "SOURCE", "PARALLEL", "DESCRIPTION"},
+		row: func(t client.Tool) []string {
+			return []string{t.Name, t.Source, yesNo(t.ParallelSafe), oneLine(t.Description, 72)}
+		},
+	})
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
 	}
-	svc, err := a.service()
-	if err != nil {
-		return err
-	}
-	ts, err := svc.Tools(ctx)
-	if err != nil {
-		return err
-	}
-	if ts == nil {
-		ts = []client.Tool{}
-	}
-	if *asJSON {
-		return a.writeJSON(ts)
-	}
-	rows := [][]string{{"NAME", "SOURCE", "PARALLEL", "DESCRIPTION"}}
-	for _, t := range ts {
-		par := "no"
-		if t.ParallelSafe {
-			par = "yes"
-		}
-		rows = append(rows, []string{t.Name, t.Source, par, oneLine(t.Description, 72)})
-	}
-	return a.table(rows)
+	return "no"
 }
 
 func (a *app) session(ctx context.Context, args []string) error {
@@ -346,36 +306,18 @@ func (a *app) session(ctx context.Context, args []string) error {
 }
 
 func (a *app) sessionList(ctx context.Context, args []string) error {
-	fs := newFlags("session list")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if pos, err := parse(fs, args, true); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("session list takes no arguments")
-	}
-	svc, err := a.service()
-	if err != nil {
-		return err
-	}
-	ss, err := svc.Sessions(ctx)
-	if err != nil {
-		return err
-	}
-	if ss == nil {
-		ss = []client.Session{}
-	}
-	if *asJSON {
-		return a.writeJSON(ss)
-	}
-	rows := [][]string{{"ID", "TITLE", "MODEL", "UPDATED"}}
-	for _, s := range ss {
-		model := s.Model
-		if model == "" {
-			model = "(default)"
-		}
-		rows = append(rows, []string{s.ID, orDash(oneLine(s.Title, 40)), model, s.Updated.Local().Format(time.DateTime)})
-	}
-	return a.table(rows)
+	return runListing(ctx, a, args, listing[client.Session]{
+		name:   "session list",
+		fetch:  client.Service.Sessions,
+		header: []string{"ID", "TITLE", "MODEL", "UPDATED"},
+		row: func(s client.Session) []string {
+			model := s.Model
+			if model == "" {
+				model = "(default)"
+			}
+			return []string{s.ID, orDash(oneLine(s.Title, 40)), model, s.Updated.Local().Format(time.DateTime)}
+		},
+	})
 }
 
 func (a *app) sessionNew(ctx context.Context, args []string) error {
@@ -514,4 +456,48 @@ func (a *app) history(ctx context.Context, args []string) error {
 // indent continues multi-line content under its header.
 func indent(s string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// listing is the shape of every listing command: no arguments, --json prints the items (an
+// empty list as []), otherwise a table with a header; empty, when set, is said on stderr
+// instead of an empty table.
+type listing[T any] struct {
+	name   string
+	fetch  func(client.Service, context.Context) ([]T, error) // a method expression: client.Service.Tools
+	header []string
+	row    func(T) []string
+	empty  string
+}
+
+func runListing[T any](ctx context.Context, a *app, args []string, l listing[T]) error {
+	fs := newFlags(l.name)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if pos, err := parse(fs, args, true); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("%s takes no arguments", l.name)
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	items, err := l.fetch(svc, ctx)
+	if err != nil {
+		return err
+	}
+	if items == nil {
+		items = []T{}
+	}
+	if *asJSON {
+		return a.writeJSON(items)
+	}
+	if len(items) == 0 && l.empty != "" {
+		fmt.Fprintln(a.stderr, l.empty)
+		return nil
+	}
+	rows := [][]string{l.header}
+	for _, it := range items {
+		rows = append(rows, l.row(it))
+	}
+	return a.table(rows)
 }

@@ -60,40 +60,18 @@ func (a *app) plugin(ctx context.Context, args []string) error {
 }
 
 func (a *app) pluginList(ctx context.Context, args []string) error {
-	fs := newFlags("plugin list")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if pos, err := parse(fs, args, true); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("plugin list takes no arguments")
-	}
-	svc, err := a.service()
-	if err != nil {
-		return err
-	}
-	ps, err := svc.Plugins(ctx)
-	if err != nil {
-		return err
-	}
-	if ps == nil {
-		ps = []client.Plugin{}
-	}
-	if *asJSON {
-		return a.writeJSON(ps)
-	}
-	rows := [][]string{{"NAME", "KIND", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR"}}
-	for _, p := range ps {
-		pid := "-"
-		if p.PID > 0 {
-			pid = strconv.Itoa(p.PID)
-		}
-		tools := strings.Join(p.Tools, ",")
-		if tools == "" {
-			tools = "-"
-		}
-		rows = append(rows, []string{p.Name, p.Kind, p.State, pid, strconv.Itoa(p.Restarts), tools, oneLine(p.LastError, 60)})
-	}
-	return a.table(rows)
+	return runListing(ctx, a, args, listing[client.Plugin]{
+		name:   "plugin list",
+		fetch:  client.Service.Plugins,
+		header: []string{"NAME", "KIND", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR"},
+		row: func(p client.Plugin) []string {
+			pid := "-"
+			if p.PID > 0 {
+				pid = strconv.Itoa(p.PID)
+			}
+			return []string{p.Name, p.Kind, p.State, pid, strconv.Itoa(p.Restarts), orDash(strings.Join(p.Tools, ",")), oneLine(p.LastError, 60)}
+		},
+	})
 }
 
 // stringsFlag is a repeatable string flag.
