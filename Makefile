@@ -25,7 +25,6 @@ all: build
 deps:
 	@./.ci/deps.sh
 	$(GO) mod download
-	@$(MAKE) --no-print-directory npm-peers
 
 # npm-peers installs the pinned npm MCP servers the plugin tests run as real peers
 # (plugins/testdata/npm), only when node_modules is missing or older than the lock file.
@@ -49,7 +48,7 @@ run: build
 	@./.ci/run-local.sh $(BIN)
 
 # test runs every test, integration ones included, with the same flags as the binaries (plus -race).
-test: deps
+test: deps npm-peers
 	$(GO) vet $(TESTFLAGS) ./...
 	$(GO) test $(TESTFLAGS) -race -count=1 -timeout 20m $(TESTARGS) ./...
 

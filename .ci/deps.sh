@@ -9,7 +9,7 @@ command -v git >/dev/null || need+=(git)
 # Node.js and npm: the plugin tests run pinned npm MCP servers (make npm-peers)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
-# WordNet 3.0 (the memory's lexicon: irregular forms and noun hypernyms)
+# WordNet 3.0 (the memory's lexicon: noun hypernyms for recall)
 [ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then echo "missing packages: ${need[*]} (run as root or install them)" >&2; exit 1; fi
