@@ -145,10 +145,12 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		}
 		k.mem = m
 		window = m.contextWindow
+		// Every write of the kernel (turns, ingests) goes through here, so windows stay in step.
+		k.store = observedStore{Store: deps.Store, onAppend: m.appended}
 	}
 	k.agent = agent.New(agent.Options{
 		Window:       window,
-		Store:        deps.Store,
+		Store:        k.store,
 		Provider:     k.resolveProvider,
 		Clock:        deps.Clock,
 		Logger:       deps.Logger,

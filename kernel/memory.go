@@ -1,10 +1,12 @@
 package kernel
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +56,7 @@ type mem struct {
 	mu       sync.Mutex
 	windows  map[string]client.Window // last window computed per session
 	recalled map[int64]bool           // events brought back from L2 by coldcontext_query
+	sessWins map[string]*sessWin      // sessions' L1 candidates (see sessWin)
 
 	partnersMu sync.Mutex
 	partners   []string
@@ -61,7 +64,7 @@ type mem struct {
 }
 
 func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
-	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{},
+	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{}, sessWins: map[string]*sessWin{},
 		cfg: window.Config{Budget: k.cfg.Memory.WindowTokens, Recent: k.cfg.Memory.Recent}}
 	rec, err := cold.New(cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames})
 	if err != nil {
@@ -113,49 +116,31 @@ func (m *mem) contextWindow(ctx context.Context, session, input string) ([]memor
 
 // compute builds a window; sink moves the events that did not fit to L2.
 func (m *mem) compute(ctx context.Context, session, input string, sink bool) (client.Window, []memory.Event, error) {
-	evs, err := m.store.LayerEvents(ctx, session, memory.LayerL1)
+	sw, err := m.sessionWindow(ctx, session)
 	if err != nil {
 		return client.Window{}, nil, err
-	}
-	ids := make([]int64, len(evs))
-	for i, e := range evs {
-		ids[i] = e.ID
-	}
-	indexed, err := m.store.Events(ctx, ids)
-	if err != nil {
-		return client.Window{}, nil, err
-	}
-	terms := make(map[int64]string, len(indexed))
-	for _, h := range indexed {
-		terms[h.Event.ID] = h.Indexed
-	}
-	vocab := window.NewVocab()
-	cands := make([]window.Candidate, len(evs))
-	for i, e := range evs {
-		cands[i] = window.Candidate{Event: e, Terms: vocab.Intern(strings.Fields(terms[e.ID]))}
 	}
 	qterms, err := m.tok(input)
 	if err != nil {
 		return client.Window{}, nil, fmt.Errorf("window: %w", err)
 	}
+	// Compute and read the result under the lock: the candidates change with every append.
 	m.mu.Lock()
-	recalled := m.recalled
-	res := window.Compute(cands, vocab.Lookup(qterms), vocab.Size(), m.cfg, recalled)
-	m.mu.Unlock()
-
+	res := window.Compute(sw.cands, sw.vocab.Lookup(qterms), sw.vocab.Size(), m.cfg, m.recalled)
 	w := client.Window{Session: session, Input: input, Budget: res.Budget, Used: res.Used, Pinned: res.Pinned, Sunk: len(res.Sunk)}
 	kept := make([]memory.Event, 0, len(res.Items))
 	for _, it := range res.Items {
-		e := cands[it.Index].Event
+		e := sw.cands[it.Index].Event
 		kept = append(kept, e)
 		w.Items = append(w.Items, client.WindowItem{ID: e.ID, Time: e.Time, Role: string(e.Role), Content: e.Content, Tokens: e.Tokens,
 			Score: it.Score, Reason: it.Reason, Source: it.Source})
 	}
-	if sink && len(res.Sunk) > 0 {
-		sunk := make([]int64, len(res.Sunk))
-		for i, idx := range res.Sunk {
-			sunk[i] = cands[idx].Event.ID
-		}
+	sunk := make([]int64, len(res.Sunk))
+	for i, idx := range res.Sunk {
+		sunk[i] = sw.cands[idx].Event.ID
+	}
+	m.mu.Unlock()
+	if sink && len(sunk) > 0 {
 		if err := m.store.SetLayer(ctx, sunk, memory.LayerL2); err != nil {
 			return client.Window{}, nil, fmt.Errorf("window: sinking to L2: %w", err)
 		}
@@ -163,9 +148,129 @@ func (m *mem) compute(ctx context.Context, session, input string, sink bool) (cl
 		for _, id := range sunk {
 			delete(m.recalled, id)
 		}
+		m.dropFromWindows(sunk)
 		m.mu.Unlock()
 	}
 	return w, kept, nil
+}
+
+// sessWin is a session's L1 events as window candidates, kept in memory so that a turn does not
+// reload and re-tokenise the whole window: loaded from the store once, then kept in step by the
+// kernel's own writes (appended events, events sunk to L2, events recalled to L1). Guarded by
+// mem.mu.
+type sessWin struct {
+	vocab *window.Vocab
+	cands []window.Candidate // chronological (by id)
+}
+
+// sessionWindow returns the session's candidates, loading them on first use.
+func (m *mem) sessionWindow(ctx context.Context, session string) (*sessWin, error) {
+	m.mu.Lock()
+	sw := m.sessWins[session]
+	m.mu.Unlock()
+	if sw != nil {
+		return sw, nil
+	}
+	evs, err := m.store.LayerEvents(ctx, session, memory.LayerL1)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(evs))
+	for i, e := range evs {
+		ids[i] = e.ID
+	}
+	indexed, err := m.store.Events(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	terms := make(map[int64]string, len(indexed))
+	for _, h := range indexed {
+		terms[h.Event.ID] = h.Indexed
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sw := m.sessWins[session]; sw != nil { // loaded meanwhile
+		return sw, nil
+	}
+	sw = &sessWin{vocab: window.NewVocab(), cands: make([]window.Candidate, len(evs))}
+	for i, e := range evs {
+		sw.cands[i] = window.Candidate{Event: e, Terms: sw.vocab.Intern(strings.Fields(terms[e.ID]))}
+	}
+	m.sessWins[session] = sw
+	return sw, nil
+}
+
+// appended keeps loaded windows in step with events the kernel stored (new events are L1).
+func (m *mem) appended(evs []memory.Event) {
+	m.addToWindows(evs)
+}
+
+// addToWindows adds L1 events to their sessions' loaded windows, in id order.
+func (m *mem) addToWindows(evs []memory.Event) {
+	type add struct {
+		ev    memory.Event
+		terms []string
+	}
+	var adds []add
+	m.mu.Lock()
+	for _, e := range evs {
+		if m.sessWins[e.Session] != nil {
+			adds = append(adds, add{ev: e})
+		}
+	}
+	m.mu.Unlock()
+	if len(adds) == 0 {
+		return
+	}
+	for i := range adds { // tokenise outside the lock, exactly as the store indexes
+		toks, err := memory.IndexTokens(m.tok, adds[i].ev)
+		if err != nil {
+			m.k.log.Warn("window: tokenising a new event", "event", adds[i].ev.ID, "err", err)
+		}
+		adds[i].terms = strings.Fields(toks)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range adds {
+		sw := m.sessWins[a.ev.Session]
+		if sw == nil {
+			continue
+		}
+		a.ev.Layer = memory.LayerL1
+		c := window.Candidate{Event: a.ev, Terms: sw.vocab.Intern(a.terms)}
+		i, found := slices.BinarySearchFunc(sw.cands, a.ev.ID, func(c window.Candidate, id int64) int { return cmp.Compare(c.Event.ID, id) })
+		if found {
+			sw.cands[i] = c
+			continue
+		}
+		sw.cands = slices.Insert(sw.cands, i, c)
+	}
+}
+
+// dropFromWindows removes events (sunk to L2) from the loaded windows. Callers hold m.mu.
+func (m *mem) dropFromWindows(ids []int64) {
+	gone := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	for _, sw := range m.sessWins {
+		sw.cands = slices.DeleteFunc(sw.cands, func(c window.Candidate) bool { return gone[c.Event.ID] })
+	}
+}
+
+// observedStore is the store as the kernel's writers see it: appends also reach the windows.
+type observedStore struct {
+	memory.Store
+	onAppend func([]memory.Event)
+}
+
+// AppendEvents stores events and tells the windows.
+func (o observedStore) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Event, error) {
+	out, err := o.Store.AppendEvents(ctx, evs)
+	if err == nil {
+		o.onAppend(out)
+	}
+	return out, err
 }
 
 // recall runs the shared Recall for a session's view.
@@ -293,6 +398,11 @@ func (t coldQueryTool) Run(ctx context.Context, args json.RawMessage) (string, e
 		t.m.recalled[id] = true
 	}
 	t.m.mu.Unlock()
+	back := make([]memory.Event, len(hits))
+	for i, h := range hits {
+		back[i] = h.Event
+	}
+	t.m.addToWindows(back)
 	var b strings.Builder
 	for _, h := range hits {
 		b.WriteString(describe(h.Event))

@@ -84,6 +84,11 @@ type Options struct {
 // turnKey carries the running turn's request in the context tools and hooks receive.
 type turnKey struct{}
 
+// WithTurn returns ctx carrying req as the running turn (Run does this for tools and hooks).
+func WithTurn(ctx context.Context, req TurnRequest) context.Context {
+	return context.WithValue(ctx, turnKey{}, req)
+}
+
 // TurnFrom returns the request of the turn a tool or hook runs in.
 func TurnFrom(ctx context.Context) (TurnRequest, bool) {
 	r, ok := ctx.Value(turnKey{}).(TurnRequest)

@@ -90,7 +90,7 @@ func (t *turn) data() StageData {
 // wrapping ctx's error. When the LLM fails, Run returns an error wrapping the provider's error
 // (e.g. *llm.APIError); the user event stays committed.
 func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Result, error) {
-	ctx = context.WithValue(ctx, turnKey{}, req)
+	ctx = WithTurn(ctx, req)
 	t := &turn{a: a, req: req, emit: serialize(emit), start: a.opts.Clock(), input: req.Input}
 	sess, err := a.opts.Store.GetSession(ctx, req.Session)
 	if errors.Is(err, memory.ErrNotFound) {

@@ -38,14 +38,14 @@ import (
 // Tuning constants, chosen on the LoCoMo dev split as whole-method settings (never per
 // question); docs/benchmarks.md records the measurements behind each.
 const (
-	candidates   = 200  // best BM25 matches considered per query
+	maxCands     = 200  // best BM25 matches considered per query: 10 per result wanted, 30–200
 	partnerBoost = 0.75 // score × (1 + partnerBoost) for events said by the one partner the query names
 	dateBoost    = 2.0  // added for events on a date the query names (±1 day; same month if no day)
 	prevWeight   = 0.5  // share of the previous turn's score an event inherits
 	prev2Weight  = 0.2  // … of the turn before that
 	nextWeight   = 0.1  // … of the next turn
 	burstGap     = time.Hour
-	neighbourTop = 60   // events whose neighbours are fetched for the context step
+	maxNeighbour = 60   // events whose neighbours are fetched for the context step: 4 per result, at most 60
 	besidePen    = 0.85 // past the first pureTop, an event right beside one chosen competes at this fraction
 	pureTop      = 4    // the first picks are pure relevance (an answer often spans adjacent turns)
 )
@@ -150,7 +150,8 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 
 // search runs the BM25 query and records each match's score.
 func (r *Recaller) search(ctx context.Context, q Query, terms []string, cs map[int64]*cand) error {
-	hits, err := r.opts.Index.SearchTerms(ctx, memory.TextQuery{Terms: terms, Viewer: q.Viewer, Layers: q.Layers, Session: q.Session, Limit: candidates})
+	hits, err := r.opts.Index.SearchTerms(ctx, memory.TextQuery{Terms: terms, Viewer: q.Viewer, Layers: q.Layers, Session: q.Session,
+		Limit: min(maxCands, max(30, 10*q.K))})
 	if err != nil {
 		return fmt.Errorf("recall: %w", err)
 	}
@@ -191,8 +192,8 @@ func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate) {
 // all known events, a source's true next and previous turns sit right beside it.
 func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, dates []qdate) error {
 	best := sortedByBase(cs)
-	if len(best) > neighbourTop {
-		best = best[:neighbourTop]
+	if n := min(maxNeighbour, 4*q.K); len(best) > n {
+		best = best[:n]
 	}
 	ids := make([]int64, 0, len(best))
 	for _, c := range best {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 )
@@ -36,12 +37,13 @@ type Lexicon struct {
 	opts LexiconOptions
 	log  *slog.Logger
 
-	once sync.Once
-	err  error
-	exc  map[string]string   // irregular form → lemma
-	idx  map[string][]uint32 // noun lemma → synset offsets of its most frequent senses
-	syn  map[uint32]synset
-	memo sync.Map // word → []string expansion tokens
+	once   sync.Once
+	err    error
+	loaded atomic.Bool
+	exc    map[string]string   // irregular form → lemma
+	idx    map[string][]uint32 // noun lemma → synset offsets of its most frequent senses
+	syn    map[uint32]synset
+	memo   sync.Map // word → []string expansion tokens
 }
 
 type synset struct {
@@ -134,13 +136,17 @@ func (l *Lexicon) Load(ctx context.Context) error {
 			l.log.Warn("lexicon unavailable: retrieval works without hypernyms and irregular forms", "err", l.err)
 			return
 		}
+		l.loaded.Store(true)
 		l.log.Info("lexicon loaded", "nouns", len(l.idx), "synsets", len(l.syn), "ms", time.Since(t0).Milliseconds())
 	})
 	return l.err
 }
 
-// Ready reports whether the database loaded.
+// Ready reports whether the database loaded, loading it if that was not tried yet.
 func (l *Lexicon) Ready() bool { return l.Load(context.Background()) == nil }
+
+// Loaded reports whether the database has loaded, without loading it.
+func (l *Lexicon) Loaded() bool { return l.loaded.Load() }
 
 func (l *Lexicon) load() error {
 	exe, _ := l.opts.executable()

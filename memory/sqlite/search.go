@@ -22,7 +22,7 @@ const defaultLimit = 100
 //
 // FTS5 finds the candidates, SQLite's own bm25() does not rank them: an OR query makes FTS5 score
 // every matching row (tens of thousands for common words in a large store). Instead the rarest
-// terms select at most candidateRows rows (a row matching only very common terms cannot outrank
+// terms select at most candidateRows rows (15 per hit wanted) (a row matching only very common terms cannot outrank
 // one matching a rare term by much, and such rows are still found when no rarer term exists), and
 // Go scores those candidates on every query term, with document frequencies from the index's
 // vocabulary and lengths from the store's running totals.
@@ -46,7 +46,8 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 		return nil, fmt.Errorf("search terms: %w", err)
 	}
 	total := s.stats.count()
-	// The rarest terms, up to candidateRows matching rows in all.
+	// The rarest terms, up to rowsCap matching rows in all (15 rows per hit wanted, 500–3000).
+	rowsCap := min(candidateRows, max(500, 15*limit))
 	order := make([]int, 0, len(terms))
 	for i := range terms {
 		if df[i] > 0 {
@@ -60,7 +61,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	var pick []string
 	rows := 0
 	for _, i := range order {
-		if len(pick) > 0 && rows+df[i] > candidateRows {
+		if len(pick) > 0 && rows+df[i] > rowsCap {
 			break
 		}
 		pick = append(pick, terms[i])
@@ -74,7 +75,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 		FROM events_fts f JOIN events e ON e.id = f.rowid
 		WHERE events_fts MATCH ? AND ` + filter + ` LIMIT ?`
 	}
-	sqlRows, err := s.r.QueryContext(ctx, query, append(append([]any{orPhrases(pick)}, args...), candidateRows)...)
+	sqlRows, err := s.r.QueryContext(ctx, query, append(append([]any{orPhrases(pick)}, args...), rowsCap)...)
 	if err != nil {
 		return nil, fmt.Errorf("search terms: %w", err)
 	}
@@ -145,7 +146,8 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	return out, nil
 }
 
-// candidateRows bounds the rows one search scores; bm25K1 and bm25B are BM25's constants.
+// candidateRows bounds the rows one search scores (fewer when fewer hits are wanted); bm25K1
+// and bm25B are BM25's constants.
 const (
 	candidateRows = 3000
 	bm25K1        = 1.2
