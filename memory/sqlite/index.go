@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -110,9 +111,24 @@ func (s *Store) termDocFreqs(ctx context.Context, q querier, terms []string) ([]
 			}
 		}
 	}
+	// Counts the cache knows need no query: fts5vocab walks a term's whole document list, so a
+	// common term costs more the larger the store.
+	gen := s.dfs.lookup(keys, func(k string, n int) {
+		for _, i := range slots[k] {
+			df[i] = n
+		}
+	})
+	missing := keys[:0:0]
+	for _, k := range keys {
+		if _, ok := s.dfs.get(k); !ok {
+			missing = append(missing, k)
+		}
+	}
+	keys = missing
 	if len(keys) == 0 {
 		return df, nil
 	}
+	found := make(map[string]int, len(keys))
 	b, _ := json.Marshal(keys) // []string always marshals
 	rows, err := q.QueryContext(ctx, `SELECT term, doc FROM events_fts_vocab WHERE term IN (SELECT value FROM json_each(?))`, string(b))
 	if err != nil {
@@ -128,11 +144,83 @@ func (s *Store) termDocFreqs(ctx context.Context, q querier, terms []string) ([]
 		for _, i := range slots[term] {
 			df[i] = n
 		}
+		found[term] = n
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("doc freq: %w", err)
 	}
+	s.dfs.store(gen, keys, found)
 	return df, nil
+}
+
+// dfCache remembers document frequencies of index terms. Appends keep cached counts exact (they
+// add each new event's distinct terms); a count read from the index is kept only if no append
+// happened while it was read (gen). Bounded: cleared past dfCacheMax terms.
+type dfCache struct {
+	mu  sync.Mutex
+	gen uint64
+	m   map[string]int
+}
+
+const dfCacheMax = 200_000
+
+// lookup reports the cached counts of keys through found and returns the generation to store
+// new counts under.
+func (c *dfCache) lookup(keys []string, found func(string, int)) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		if n, ok := c.m[k]; ok {
+			found(k, n)
+		}
+	}
+	return c.gen
+}
+
+func (c *dfCache) get(k string) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.m[k]
+	return n, ok
+}
+
+// store caches counts read at generation gen (terms absent from the index have count 0).
+func (c *dfCache) store(gen uint64, keys []string, found map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return // an append happened while the counts were read
+	}
+	if c.m == nil || len(c.m) > dfCacheMax {
+		c.m = make(map[string]int)
+	}
+	for _, k := range keys {
+		c.m[k] = found[k]
+	}
+}
+
+// appended counts the distinct terms of newly committed events (space-joined token strings).
+func (c *dfCache) appended(texts ...[]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	if len(c.m) == 0 {
+		return
+	}
+	for _, doc := range texts {
+		seen := map[string]bool{}
+		for _, text := range doc {
+			for _, t := range strings.Fields(text) {
+				t = strings.ToLower(t)
+				if !seen[t] {
+					seen[t] = true
+					if n, ok := c.m[t]; ok {
+						c.m[t] = n + 1
+					}
+				}
+			}
+		}
+	}
 }
 
 // singleToken reports whether the index tokenizer keeps term as one token: every rune is a

@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -95,7 +97,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	tf := make([]float64, len(terms))
 	for sqlRows.Next() {
 		var id int64
-		var toks, exp string
+		var toks, exp sql.RawBytes // valid until the next Next: scored in place, never copied
 		if err := sqlRows.Scan(&id, &toks, &exp); err != nil {
 			return nil, fmt.Errorf("search terms: %w", err)
 		}
@@ -172,13 +174,13 @@ func newTermSlots(terms []string) termSlots {
 	return ts
 }
 
-func (ts termSlots) find(t string) (int, bool) {
+func (ts termSlots) find(t []byte) (int, bool) {
 	if ts.m != nil {
-		j, ok := ts.m[t]
+		j, ok := ts.m[string(t)] // no allocation: the compiler looks up with the bytes
 		return j, ok
 	}
 	for j, q := range ts.terms {
-		if q == t {
+		if q == string(t) {
 			return j, true
 		}
 	}
@@ -187,17 +189,17 @@ func (ts termSlots) find(t string) (int, bool) {
 
 // countTerms adds w to tf[j] for each query term t (at position j of slot) in the space-joined
 // text and returns the number of terms in it.
-func countTerms(text string, slot termSlots, tf []float64, w float64) float64 {
+func countTerms(text []byte, slot termSlots, tf []float64, w float64) float64 {
 	n := 0
 	for len(text) > 0 {
-		i := strings.IndexByte(text, ' ')
-		var t string
+		i := bytes.IndexByte(text, ' ')
+		var t []byte
 		if i < 0 {
-			t, text = text, ""
+			t, text = text, nil
 		} else {
 			t, text = text[:i], text[i+1:]
 		}
-		if t == "" {
+		if len(t) == 0 {
 			continue
 		}
 		n++

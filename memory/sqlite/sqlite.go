@@ -63,6 +63,7 @@ type Store struct {
 	tok   memory.Tokenizer
 	exp   func(string) []string
 	stats indexStats
+	dfs   dfCache
 	w     *sql.DB // one connection: the only writer
 	r     *sql.DB // read-only pool
 	tails *tailCache

@@ -249,6 +249,11 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		added += indexLen(toks[i], exps[i])
 	}
 	s.stats.add(len(toks), added)
+	docs := make([][]string, len(toks))
+	for i := range toks {
+		docs[i] = []string{toks[i], exps[i]}
+	}
+	s.dfs.appended(docs...)
 	s.ckpt.committed()
 	return out, nil
 }
