@@ -65,7 +65,7 @@ type mem struct {
 
 func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
 	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{}, sessWins: map[string]*sessWin{},
-		cfg: window.Config{Budget: k.cfg.Memory.WindowTokens, Recent: k.cfg.Memory.Recent}}
+		cfg: window.Config{Budget: k.cfg.Memory.WindowTokens, Recent: k.cfg.Memory.Recent, MaxItems: k.cfg.Agent.HistoryLimit}}
 	rec, err := cold.New(cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames})
 	if err != nil {
 		return nil, err

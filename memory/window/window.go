@@ -17,6 +17,9 @@ import (
 type Config struct {
 	Budget int // tokens the window may hold (default 8000)
 	Recent int // recent events pinned at most (default 12); fewer when events are long
+	// MaxItems caps the events in the window whatever their size (0: no cap): a budget of tiny
+	// events would otherwise fill the prompt with thousands of messages.
+	MaxItems int
 }
 
 // Defaults of Config.
@@ -184,8 +187,9 @@ func Compute(cands []Candidate, inputTerms []uint32, vocabSize int, cfg Config, 
 	for i := len(rest)/2 - 1; i >= 0; i-- {
 		down(rest, i)
 	}
+	items := pinned
 	misses := 0 // units popped in a row that did not fit: past a few, the window is full
-	for len(rest) > 0 && res.Used < cfg.Budget && misses < 32 {
+	for len(rest) > 0 && res.Used < cfg.Budget && misses < 32 && (cfg.MaxItems <= 0 || items < cfg.MaxItems) {
 		u := rest[0].u
 		rest[0] = rest[len(rest)-1]
 		rest = rest[:len(rest)-1]
@@ -196,6 +200,7 @@ func Compute(cands []Candidate, inputTerms []uint32, vocabSize int, cfg Config, 
 		}
 		misses = 0
 		keep[u] = true
+		items += units[u].end - units[u].start
 		res.Used += units[u].tokens
 		units[u].why = "relevant to the input"
 	}

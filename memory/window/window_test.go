@@ -123,3 +123,17 @@ func BenchmarkScore10k(b *testing.B) {
 		Compute(cands, query, v.Size(), Config{Budget: 8000, Recent: 12}, nil)
 	}
 }
+
+func TestMaxItemsCapsTheWindow(t *testing.T) {
+	var cands []Candidate
+	for i := int64(1); i <= 50; i++ {
+		cands = append(cands, ev(i, memory.RoleUser, "same words here", 1))
+	}
+	res := compute(cands, []string{"same"}, Config{Budget: 10000, Recent: 3, MaxItems: 10}, nil)
+	if len(res.Items) != 10 || res.Pinned != 3 || len(res.Sunk) != 40 {
+		t.Fatalf("items %d pinned %d sunk %d", len(res.Items), res.Pinned, len(res.Sunk))
+	}
+	if res := compute(cands, []string{"same"}, Config{Budget: 10000, Recent: 3}, nil); len(res.Items) != 50 {
+		t.Fatalf("no cap: %d items", len(res.Items))
+	}
+}
