@@ -151,7 +151,7 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 // search runs the BM25 query and records each match's score.
 func (r *Recaller) search(ctx context.Context, q Query, terms []string, cs map[int64]*cand) error {
 	hits, err := r.opts.Index.SearchTerms(ctx, memory.TextQuery{Terms: terms, Viewer: q.Viewer, Layers: q.Layers, Session: q.Session,
-		Limit: min(maxCands, max(30, 10*q.K))})
+		Limit: min(maxCands, max(20, 6*q.K))})
 	if err != nil {
 		return fmt.Errorf("recall: %w", err)
 	}
@@ -192,7 +192,7 @@ func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate) {
 // all known events, a source's true next and previous turns sit right beside it.
 func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, dates []qdate) error {
 	best := sortedByBase(cs)
-	if n := min(maxNeighbour, 4*q.K); len(best) > n {
+	if n := min(maxNeighbour, 3*q.K); len(best) > n {
 		best = best[:n]
 	}
 	ids := make([]int64, 0, len(best))

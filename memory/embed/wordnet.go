@@ -2,12 +2,14 @@ package embed
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,15 +42,66 @@ type Lexicon struct {
 	once   sync.Once
 	err    error
 	loaded atomic.Bool
-	exc    map[string]string   // irregular form → lemma
-	idx    map[string][]uint32 // noun lemma → synset offsets of its most frequent senses
-	syn    map[uint32]synset
-	memo   sync.Map // word → []string expansion tokens
+	exc    map[string]string // irregular form → lemma (a few thousand entries)
+	nets   nounNet           // the noun network, pointer-free (see nounNet)
+	memo   sync.Map          // word → []string expansion tokens
 }
 
-type synset struct {
-	words []string
-	hyp   []uint32
+// nounNet is WordNet's noun network in flat arrays without pointers, so that the garbage
+// collector never scans it (as maps of strings and slices, its 80,000 synsets made every GC cycle
+// of the kernel longer, and the turn latency's tail with it): words live in one byte blob, lemmas
+// are found by binary search over sorted hashes, synsets are dense indexes.
+type nounNet struct {
+	blob      []byte   // every lemma and synset word, back to back
+	lemmaHash []uint64 // sorted FNV-1a hashes of index.noun lemmas
+	lemmaRef  []uint64 // parallel: lemma text (blob offset<<16 | length) …
+	lemmaSen  []uint32 // … first sense (senses of lemma i: senses[lemmaSen[i]:lemmaSen[i+1]])
+	senses    []uint32 // synset indexes
+	synOff    []uint32 // sorted data.noun byte offsets: synset index = position
+	synWords  []uint32 // per synset (plus one): first word in words
+	words     []uint64 // word text (blob offset<<16 | length)
+	synHyp    []uint32 // per synset (plus one): first hypernym in hyps
+	hyps      []uint32 // synset indexes
+}
+
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func (n *nounNet) text(ref uint64) string {
+	off, ln := ref>>16, ref&0xffff
+	return string(n.blob[off : off+ln])
+}
+
+func (n *nounNet) add(s string) uint64 {
+	ref := uint64(len(n.blob))<<16 | uint64(len(s))
+	n.blob = append(n.blob, s...)
+	return ref
+}
+
+// lemma returns the index of a noun lemma, or -1.
+func (n *nounNet) lemma(word string) int {
+	h := fnv64(word)
+	i, _ := slices.BinarySearch(n.lemmaHash, h)
+	for ; i < len(n.lemmaHash) && n.lemmaHash[i] == h; i++ {
+		if n.text(n.lemmaRef[i]) == word {
+			return i
+		}
+	}
+	return -1
+}
+
+// synset returns the index of the synset at a data.noun offset, or -1.
+func (n *nounNet) synset(off uint32) int {
+	if i, ok := slices.BinarySearch(n.synOff, off); ok {
+		return i
+	}
+	return -1
 }
 
 // LexiconOptions configures [NewLexicon].
@@ -137,7 +190,7 @@ func (l *Lexicon) Load(ctx context.Context) error {
 			return
 		}
 		l.loaded.Store(true)
-		l.log.Info("lexicon loaded", "nouns", len(l.idx), "synsets", len(l.syn), "ms", time.Since(t0).Milliseconds())
+		l.log.Info("lexicon loaded", "nouns", len(l.nets.lemmaHash), "synsets", len(l.nets.synOff), "ms", time.Since(t0).Milliseconds())
 	})
 	return l.err
 }
@@ -168,7 +221,14 @@ func (l *Lexicon) load() error {
 			return err
 		}
 	}
-	l.idx = map[string][]uint32{}
+	// index.noun: lemma → offsets of its most frequent senses (resolved to synset indexes below).
+	type lemmaRow struct {
+		hash uint64
+		ref  uint64
+		offs []uint32
+	}
+	var lemmas []lemmaRow
+	var n nounNet
 	if err := eachLine(filepath.Join(dir, "index.noun"), func(line string) error {
 		if strings.HasPrefix(line, "  ") {
 			return nil // licence header
@@ -179,23 +239,26 @@ func (l *Lexicon) load() error {
 		}
 		scnt, err1 := strconv.Atoi(p[2])
 		pcnt, err2 := strconv.Atoi(p[3])
-		if err1 != nil || err2 != nil || len(p) < 6+pcnt+scnt {
+		if err1 != nil || err2 != nil || len(p) < 6+pcnt+scnt || len(p[0]) > 0xffff {
 			return fmt.Errorf("index.noun: bad line %q", line)
 		}
-		offs := p[6+pcnt : 6+pcnt+min(scnt, l.opts.Senses)]
-		for _, o := range offs {
+		row := lemmaRow{hash: fnv64(p[0]), ref: n.add(p[0])}
+		for _, o := range p[6+pcnt : 6+pcnt+min(scnt, l.opts.Senses)] {
 			v, err := strconv.ParseUint(o, 10, 32)
 			if err != nil {
 				return fmt.Errorf("index.noun: bad offset %q", o)
 			}
-			l.idx[p[0]] = append(l.idx[p[0]], uint32(v))
+			row.offs = append(row.offs, uint32(v))
 		}
+		lemmas = append(lemmas, row)
 		return nil
 	}); err != nil {
 		return err
 	}
-	l.syn = map[uint32]synset{}
-	return eachLine(filepath.Join(dir, "data.noun"), func(line string) error {
+	// data.noun: synsets in offset order (the file is sorted by offset), with their words and the
+	// offsets of their hypernyms (resolved to indexes once every synset is known).
+	var hypOffs []uint32
+	if err := eachLine(filepath.Join(dir, "data.noun"), func(line string) error {
 		if strings.HasPrefix(line, "  ") {
 			return nil
 		}
@@ -207,30 +270,63 @@ func (l *Lexicon) load() error {
 		if err != nil {
 			return fmt.Errorf("data.noun: bad offset %q", p[0])
 		}
+		if k := len(n.synOff); k > 0 && uint32(off) <= n.synOff[k-1] {
+			return fmt.Errorf("data.noun: offsets out of order at %q", p[0])
+		}
 		wcnt, err := strconv.ParseUint(p[3], 16, 16)
 		if err != nil || len(p) < 5+2*int(wcnt) {
 			return fmt.Errorf("data.noun: bad word count in %q", line)
 		}
-		s := synset{words: make([]string, 0, wcnt)}
+		n.synOff = append(n.synOff, uint32(off))
+		n.synWords = append(n.synWords, uint32(len(n.words)))
 		for i := 0; i < int(wcnt); i++ {
-			s.words = append(s.words, strings.ToLower(p[4+2*i]))
+			if w := strings.ToLower(p[4+2*i]); len(w) <= 0xffff {
+				n.words = append(n.words, n.add(w))
+			}
 		}
 		i := 4 + 2*int(wcnt)
 		pcnt, err := strconv.Atoi(p[i])
 		if err != nil || len(p) < i+1+4*pcnt {
 			return fmt.Errorf("data.noun: bad pointer count in %q", line)
 		}
+		n.synHyp = append(n.synHyp, uint32(len(hypOffs)))
 		for j := 0; j < pcnt; j++ {
 			sym, o, pos := p[i+1+4*j], p[i+2+4*j], p[i+3+4*j]
 			if (sym == "@" || sym == "@i") && pos == "n" {
 				if v, err := strconv.ParseUint(o, 10, 32); err == nil {
-					s.hyp = append(s.hyp, uint32(v))
+					hypOffs = append(hypOffs, uint32(v))
 				}
 			}
 		}
-		l.syn[uint32(off)] = s
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	n.synWords = append(n.synWords, uint32(len(n.words)))
+	n.synHyp = append(n.synHyp, uint32(len(hypOffs)))
+	n.hyps = make([]uint32, 0, len(hypOffs))
+	for k, o := range hypOffs {
+		idx := n.synset(o)
+		if idx < 0 {
+			return fmt.Errorf("data.noun: hypernym offset %d (pointer %d) is not a synset", o, k)
+		}
+		n.hyps = append(n.hyps, uint32(idx))
+	}
+	slices.SortFunc(lemmas, func(a, b lemmaRow) int { return cmp.Compare(a.hash, b.hash) })
+	for _, r := range lemmas {
+		n.lemmaHash = append(n.lemmaHash, r.hash)
+		n.lemmaRef = append(n.lemmaRef, r.ref)
+		n.lemmaSen = append(n.lemmaSen, uint32(len(n.senses)))
+		for _, o := range r.offs {
+			if idx := n.synset(o); idx >= 0 {
+				n.senses = append(n.senses, uint32(idx))
+			}
+		}
+	}
+	n.lemmaSen = append(n.lemmaSen, uint32(len(n.senses)))
+	n.blob = slices.Clip(n.blob)
+	l.nets = n
+	return nil
 }
 
 func eachLine(path string, fn func(string) error) error {
@@ -261,24 +357,24 @@ func (l *Lexicon) Lemma(word string) string {
 	return word
 }
 
-// nounLemma finds word's noun lemma: itself, an irregular plural, or a regular plural.
-func (l *Lexicon) nounLemma(word string) (string, bool) {
-	if _, ok := l.idx[word]; ok {
-		return word, true
+// nounLemma finds word's noun lemma index: itself, an irregular plural, or a regular plural.
+func (l *Lexicon) nounLemma(word string) (int, bool) {
+	if i := l.nets.lemma(word); i >= 0 {
+		return i, true
 	}
 	if v, ok := l.exc[word]; ok {
-		if _, ok := l.idx[v]; ok {
-			return v, true
+		if i := l.nets.lemma(v); i >= 0 {
+			return i, true
 		}
 	}
 	for _, sr := range [][2]string{{"ies", "y"}, {"ses", "s"}, {"xes", "x"}, {"ches", "ch"}, {"shes", "sh"}, {"s", ""}} {
 		if b, ok := strings.CutSuffix(word, sr[0]); ok && b != "" {
-			if _, ok := l.idx[b+sr[1]]; ok {
-				return b + sr[1], true
+			if i := l.nets.lemma(b + sr[1]); i >= 0 {
+				return i, true
 			}
 		}
 	}
-	return "", false
+	return -1, false
 }
 
 // Hypernyms returns the hypernym lemmas of a noun's most frequent senses, nearest first, as
@@ -291,29 +387,31 @@ func (l *Lexicon) Hypernyms(word string) []string {
 	if !ok {
 		return nil
 	}
+	n := &l.nets
 	type item struct {
-		off   uint32
+		syn   uint32
 		depth int
 	}
 	var out []string
 	seen := map[uint32]bool{}
 	queue := make([]item, 0, 8)
-	for _, o := range l.idx[lem] {
-		queue = append(queue, item{o, 0})
+	for _, s := range n.senses[n.lemmaSen[lem]:n.lemmaSen[lem+1]] {
+		queue = append(queue, item{s, 0})
 	}
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
-		if seen[it.off] {
+		if seen[it.syn] {
 			continue
 		}
-		seen[it.off] = true
-		s := l.syn[it.off]
+		seen[it.syn] = true
 		if it.depth > 0 {
-			out = append(out, s.words...)
+			for _, w := range n.words[n.synWords[it.syn]:n.synWords[it.syn+1]] {
+				out = append(out, n.text(w))
+			}
 		}
 		if it.depth < l.opts.Depth {
-			for _, h := range s.hyp {
+			for _, h := range n.hyps[n.synHyp[it.syn]:n.synHyp[it.syn+1]] {
 				queue = append(queue, item{h, it.depth + 1})
 			}
 		}

@@ -49,7 +49,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	}
 	total := s.stats.count()
 	// The rarest terms, up to rowsCap matching rows in all (15 rows per hit wanted, 500–3000).
-	rowsCap := min(candidateRows, max(500, 15*limit))
+	rowsCap := min(candidateRows, max(200, 8*limit))
 	order := make([]int, 0, len(terms))
 	for i := range terms {
 		if df[i] > 0 {
