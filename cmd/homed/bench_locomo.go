@@ -167,21 +167,27 @@ func benchLocomo(ctx context.Context, file string, out io.Writer) (locomoReport,
 			if len(ev) == 0 {
 				continue
 			}
-			t0 := time.Now()
-			hits, err := k.Recall(ctx, session, q.Question, slices.Max(benchKs))
-			if err != nil {
-				return locomoReport{}, err
-			}
-			lat = append(lat, time.Since(t0))
-			got := make([]string, len(hits))
-			tk := 0
-			for i, h := range hits {
-				got[i] = h.Event.Meta["dia_id"]
-				if i < 10 {
+			// One Recall per k, as the agent asks it (k=5 for pre_action, the tool's k…): the
+			// candidate pool scales with k, so a k=10 answer is not the top of a k=50 one.
+			got := map[int][]string{}
+			for _, kk := range benchKs {
+				t0 := time.Now()
+				hits, err := k.Recall(ctx, session, q.Question, kk)
+				if err != nil {
+					return locomoReport{}, err
+				}
+				ids := make([]string, len(hits))
+				tk := 0
+				for i, h := range hits {
+					ids[i] = h.Event.Meta["dia_id"]
 					tk += h.Event.Tokens
 				}
+				got[kk] = ids
+				if kk == 10 {
+					lat = append(lat, time.Since(t0))
+					toks = append(toks, tk)
+				}
 			}
-			toks = append(toks, tk)
 			keys := []string{strconv.Itoa(q.Category)}
 			if q.Category >= 1 && q.Category <= 4 {
 				keys = append(keys, "1-4")
@@ -190,7 +196,7 @@ func benchLocomo(ctx context.Context, file string, out io.Writer) (locomoReport,
 				st := stat(key)
 				st.n++
 				for _, kk := range benchKs {
-					top := got[:min(kk, len(got))]
+					top := got[kk]
 					hit := 0
 					for _, e := range ev {
 						if slices.Contains(top, e) {
