@@ -351,6 +351,44 @@ func (r pluginRegistry) AddTool(plugin string, t host.ToolInfo, call host.CallFu
 	return name, nil
 }
 
+// SetTools replaces the plugin's tools in one step (host.ToolSetter): names as AddTool gives
+// them, the swap atomic in the agent.
+func (r pluginRegistry) SetTools(plugin string, infos []host.ToolInfo, calls []host.CallFunc) ([]string, error) {
+	r.p.regMu.Lock()
+	defer r.p.regMu.Unlock()
+	taken := map[string]bool{}
+	for _, info := range r.k.agent.Tools() {
+		if info.Source != plugin {
+			taken[info.Spec.Name] = true
+		}
+	}
+	names := make([]string, 0, len(infos))
+	tools := make([]agent.Tool, 0, len(infos))
+	for i, t := range infos {
+		if calls[i] == nil {
+			return nil, errors.New("set tools: nil call")
+		}
+		name := toolName(t.Name)
+		if name == "" {
+			return nil, fmt.Errorf("plugin %s: tool with an empty name", plugin)
+		}
+		if taken[name] {
+			name = toolName(plugin + "__" + t.Name)
+		}
+		taken[name] = true
+		params := t.InputSchema
+		if len(params) == 0 || !json.Valid(params) || !agent.ValidSchema(params) {
+			params = json.RawMessage(`{"type":"object"}`) // the plugin checks what the agent cannot read
+		}
+		names = append(names, name)
+		tools = append(tools, pluginTool{spec: llm.Tool{Name: name, Description: t.Description, Parameters: params}, readOnly: t.ReadOnly, call: calls[i]})
+	}
+	if err := r.k.agent.ReplaceTools(plugin, tools); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
 // RemoveTools detaches every tool of the plugin.
 func (r pluginRegistry) RemoveTools(plugin string) int { return r.k.agent.RemoveTools(plugin) }
 
@@ -392,7 +430,8 @@ func (e pluginEvents) Publish(event string, payload map[string]any) {
 }
 
 var (
-	_ host.Registry  = pluginRegistry{}
-	_ host.Publisher = pluginEvents{}
-	_ agent.Tool     = pluginTool{}
+	_ host.Registry   = pluginRegistry{}
+	_ host.ToolSetter = pluginRegistry{}
+	_ host.Publisher  = pluginEvents{}
+	_ agent.Tool      = pluginTool{}
 )

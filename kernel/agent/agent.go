@@ -188,6 +188,47 @@ func (a *Agent) RemoveTools(source string) int {
 	return n
 }
 
+// ReplaceTools swaps every tool of a source for tools in one step, so that no turn ever sees the
+// source's tools half replaced (a plugin re-listing its tools). Nothing changes on an error (an
+// invalid tool, or a name another source holds).
+func (a *Agent) ReplaceTools(source string, tools []Tool) error {
+	entries := make([]toolEntry, 0, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			return errors.New("replace tools: nil tool")
+		}
+		spec := t.Spec()
+		if spec.Name == "" {
+			return errors.New("replace tools: empty name")
+		}
+		if len(spec.Parameters) == 0 {
+			spec.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		if _, err := parseSchema(spec.Parameters); err != nil {
+			return fmt.Errorf("replace tools: %s: %w", spec.Name, err)
+		}
+		entries = append(entries, toolEntry{tool: t, spec: spec, source: source})
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if old, ok := a.tools[e.spec.Name]; (ok && old.source != source) || seen[e.spec.Name] {
+			return fmt.Errorf("replace tools: %s is already registered", e.spec.Name)
+		}
+		seen[e.spec.Name] = true
+	}
+	for name, e := range a.tools {
+		if e.source == source {
+			delete(a.tools, name)
+		}
+	}
+	for _, e := range entries {
+		a.tools[e.spec.Name] = e
+	}
+	return nil
+}
+
 // Tools lists the registered tools sorted by name.
 func (a *Agent) Tools() []ToolInfo {
 	a.mu.RLock()

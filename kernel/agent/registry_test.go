@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -159,3 +160,35 @@ func TestTimeNowUnknownZoneInTurn(t *testing.T) {
 }
 
 var _ llm.Provider = (*fakeProvider)(nil)
+
+func TestReplaceToolsIsAtomic(t *testing.T) {
+	a := New(Options{})
+	mk := func(name string) Tool { return funcTool{name: name} }
+	if err := a.AddTool(mk("mine"), "builtin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ReplaceTools("p", []Tool{mk("a"), mk("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ReplaceTools("p", []Tool{mk("b"), mk("c")}); err != nil {
+		t.Fatal(err)
+	}
+	names := func() (out []string) {
+		for _, ti := range a.Tools() {
+			out = append(out, ti.Source+":"+ti.Spec.Name)
+		}
+		return out
+	}
+	if got := fmt.Sprint(names()); got != "[p:b p:c builtin:mine]" {
+		t.Fatalf("tools %s", got)
+	}
+	// A clash with another source or inside the set changes nothing.
+	for _, bad := range [][]Tool{{mk("d"), mk("mine")}, {mk("d"), mk("d")}} {
+		if err := a.ReplaceTools("p", bad); err == nil {
+			t.Fatalf("ReplaceTools(%v) succeeded", bad)
+		}
+		if got := fmt.Sprint(names()); got != "[p:b p:c builtin:mine]" {
+			t.Fatalf("a failed replace changed the tools: %s", got)
+		}
+	}
+}

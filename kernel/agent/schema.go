@@ -147,3 +147,9 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// ValidSchema reports whether the agent can read a tool's JSON Schema (to validate arguments).
+func ValidSchema(raw json.RawMessage) bool {
+	_, err := parseSchema(raw)
+	return err == nil
+}

@@ -83,6 +83,13 @@ type Registry interface {
 	RemoveTools(plugin string) int
 }
 
+// ToolSetter is implemented by registries that can swap a plugin's whole tool set at once, so
+// that a turn never sees it half re-listed; the host uses it when the Registry has it. It returns
+// the names the model sees, in the order of tools.
+type ToolSetter interface {
+	SetTools(plugin string, tools []ToolInfo, calls []CallFunc) ([]string, error)
+}
+
 // Publisher receives plugin lifecycle events (plugin_started, plugin_crashed, plugin_tripped,
 // plugin_stopped) for the kernel's event bus.
 type Publisher interface {

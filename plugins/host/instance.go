@@ -345,10 +345,8 @@ func (in *instance) attach(tools []protocol.Tool) error {
 	if in.detached {
 		return errors.New("handshake: the plugin is being stopped")
 	}
-	if p.toolsOf != nil || len(p.tools) > 0 {
-		p.h.opts.Registry.RemoveTools(p.name())
-	}
-	p.tools, p.toolsOf = nil, in
+	var infos []ToolInfo
+	var calls []CallFunc
 	for _, t := range tools {
 		if t.Name == "" {
 			p.log.Warn("plugin offered a tool without a name; skipped")
@@ -364,9 +362,25 @@ func (in *instance) attach(tools []protocol.Tool) error {
 		if a := t.Annotations; a != nil && a.ReadOnlyHint != nil {
 			info.ReadOnly = *a.ReadOnlyHint
 		}
-		name, err := p.h.opts.Registry.AddTool(p.name(), info, in.callFunc(t.Name))
+		infos = append(infos, info)
+		calls = append(calls, in.callFunc(t.Name))
+	}
+	if ts, ok := p.h.opts.Registry.(ToolSetter); ok {
+		names, err := ts.SetTools(p.name(), infos, calls)
+		if err == nil {
+			p.tools, p.toolsOf = names, in
+			return nil
+		}
+		p.log.Warn("tools not replaced at once; attaching one by one", "err", err)
+	}
+	if p.toolsOf != nil || len(p.tools) > 0 {
+		p.h.opts.Registry.RemoveTools(p.name())
+	}
+	p.tools, p.toolsOf = nil, in
+	for i, info := range infos {
+		name, err := p.h.opts.Registry.AddTool(p.name(), info, calls[i])
 		if err != nil {
-			p.log.Warn("tool not attached", "tool", t.Name, "err", err)
+			p.log.Warn("tool not attached", "tool", info.Name, "err", err)
 			continue
 		}
 		p.tools = append(p.tools, name)
