@@ -294,20 +294,7 @@ func compareIDs(a, b int64) int {
 
 // queryEventsOn runs a query that selects eventCols in tx.
 func queryEventsOn(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]memory.Event, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []memory.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryEventsWith(ctx, tx, query, args...)
 }
 
 // idList is the JSON array of ids that queries expand with json_each.

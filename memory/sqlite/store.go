@@ -311,9 +311,14 @@ func scanEvent(sc scanner) (memory.Event, error) {
 	return e, nil
 }
 
-// queryEvents runs a query that selects eventCols.
+// queryEvents runs a query that selects eventCols on the reader pool.
 func (s *Store) queryEvents(ctx context.Context, query string, args ...any) ([]memory.Event, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	return queryEventsWith(ctx, s.r, query, args...)
+}
+
+// queryEventsWith runs a query that selects eventCols through q (the pool or a transaction).
+func queryEventsWith(ctx context.Context, q querier, query string, args ...any) ([]memory.Event, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
