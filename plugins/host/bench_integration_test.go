@@ -37,23 +37,17 @@ func realEnv(b *testing.B, mut func(*Options)) *env {
 // tools/call over the pipes, the fake server, the response.
 func BenchmarkToolCallPlugin(b *testing.B) {
 	e := realEnv(b, nil)
-	call := e.reg.call("p.echo")
-	args := json.RawMessage(`{"text":"hello"}`)
-	ctx := context.Background()
-	ds := make([]time.Duration, 0, 1<<16)
-	for b.Loop() {
-		t0 := time.Now()
-		if s, err := call(ctx, args); err != nil || s != "hello" {
-			b.Fatalf("%q %v", s, err)
-		}
-		ds = append(ds, time.Since(t0))
-	}
-	reportLatencies(b, ds, "µs", time.Microsecond)
+	benchEchoCalls(b, e.reg.call("p.echo"))
 }
 
-// BenchmarkToolCallInProcess calls the same echo function directly, as an in-process tool.
+// BenchmarkToolCallInProcess calls the same echo function directly, as an in-process tool: the
+// same loop as BenchmarkToolCallPlugin, so the two differ only by the plugin.
 func BenchmarkToolCallInProcess(b *testing.B) {
-	call := CallFunc(func(_ context.Context, args json.RawMessage) (string, error) { return echoTool(args) })
+	benchEchoCalls(b, func(_ context.Context, args json.RawMessage) (string, error) { return echoTool(args) })
+}
+
+// benchEchoCalls times echo calls one by one and reports their p50/p99.
+func benchEchoCalls(b *testing.B, call CallFunc) {
 	args := json.RawMessage(`{"text":"hello"}`)
 	ctx := context.Background()
 	ds := make([]time.Duration, 0, 1<<16)
