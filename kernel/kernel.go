@@ -92,6 +92,8 @@ type Kernel struct {
 	providers []ProviderSettings // sorted by priority, name; keys opened
 	built     map[string]llm.Provider
 
+	gcStop chan struct{} // closed by Close: stops the memgc schedule
+
 	turnMu   sync.Mutex
 	turns    map[string]*turn
 	sessLock map[string]*sync.Mutex
@@ -217,6 +219,10 @@ func (k *Kernel) Start(ctx context.Context) error {
 			return nil
 		})
 	}
+	if k.mem != nil && k.cfg.Memory.GCInterval.Duration > 0 {
+		k.gcStop = make(chan struct{})
+		go k.gcLoop(k.cfg.Memory.GCInterval.Duration, k.gcStop)
+	}
 	k.log.Info("kernel ready", "version", Version, "providers", len(k.providers))
 	return nil
 }
@@ -273,9 +279,18 @@ func (k *Kernel) Close() error {
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	k.Drain(cctx)
+	if k.gcStop != nil {
+		close(k.gcStop)
+		k.gcStop = nil
+	}
 	pctx, pcancel := context.WithTimeout(context.Background(), pluginStopTimeout)
 	defer pcancel()
 	perr := k.plugins.close(pctx)
+	if k.mem != nil {
+		k.mem.gcMu.Lock() // a running pass ends (its context is cancelled) before the store closes
+		k.mem.gcMu.Unlock()
+		k.mem.obs.flush()
+	}
 	return errors.Join(perr, k.state.Close())
 }
 

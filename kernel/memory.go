@@ -16,7 +16,9 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/backup"
 	"github.com/hologramagent/hologram/memory/cold"
+	"github.com/hologramagent/hologram/memory/scene"
 	"github.com/hologramagent/hologram/memory/window"
 )
 
@@ -27,6 +29,11 @@ type MemoryStore interface {
 	memory.Layers
 	// Partners lists the distinct conversation partners of stored events.
 	Partners(ctx context.Context) ([]string, error)
+	memory.Graph
+	memory.BlockStore
+	memory.SceneStore
+	backup.Source
+	backup.Sink
 }
 
 // Facility is a heavy asset (jieba, WordNet…) on the kernel's readiness bus. An eager one loads
@@ -61,6 +68,10 @@ type mem struct {
 	partnersMu sync.Mutex
 	partners   []string
 	partnersAt time.Time
+
+	scenes *scene.Tracker
+	obs    *sceneObserver
+	gcMu   sync.Mutex // one memgc pass at a time
 }
 
 func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
@@ -71,6 +82,8 @@ func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*
 		return nil, err
 	}
 	m.rec = rec
+	m.scenes = scene.NewTracker(store, scene.Options{Clock: k.clock})
+	m.obs = newSceneObserver(m)
 	return m, nil
 }
 
@@ -203,6 +216,7 @@ func (m *mem) sessionWindow(ctx context.Context, session string) (*sessWin, erro
 // appended keeps loaded windows in step with events the kernel stored (new events are L1).
 func (m *mem) appended(evs []memory.Event) {
 	m.addToWindows(evs)
+	m.obs.appended(evs)
 }
 
 // addToWindows adds L1 events to their sessions' loaded windows, in id order.
@@ -279,7 +293,27 @@ func (m *mem) recall(ctx context.Context, session, text string, k int, layers []
 	if err != nil {
 		return nil, err
 	}
-	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Layers: layers, Exclude: exclude})
+	scenes, err := m.activeScenes(ctx, session, text)
+	if err != nil {
+		return nil, err
+	}
+	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Layers: layers, Exclude: exclude, Scenes: scenes})
+}
+
+// activeScenes returns the scenes the asker is in (similarity ≥ the recall threshold): the
+// asking session's channel and partner, the query's topics and the time of day.
+func (m *mem) activeScenes(ctx context.Context, session, text string) (map[string]float64, error) {
+	if session == "" {
+		session = defaultSession
+	}
+	obs, key, err := m.sceneObs(ctx, session, "", text, nil, time.Time{})
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m.scenes.Match(ctx, obs, key)
 }
 
 // preActionRecall is the pre_action hook: it recalls the events most related to the input that
@@ -303,12 +337,30 @@ func (m *mem) preActionRecall(ctx context.Context, d *agent.StageData) (agent.Pa
 		}
 	}
 	hits = kept[:min(len(kept), autoRecallK)]
-	if len(hits) == 0 || len(d.Messages) == 0 {
+	v, err := m.viewerOf(ctx, d.Session)
+	if err != nil {
+		return agent.Patch{}, err
+	}
+	facts, err := m.recallFacts(ctx, v, d.Input, autoRecallFacts)
+	if err != nil {
+		return agent.Patch{}, err
+	}
+	if (len(hits) == 0 && len(facts) == 0) || len(d.Messages) == 0 {
 		return agent.Patch{}, nil
 	}
 	var b strings.Builder
-	b.WriteString("Memories that may be relevant (recalled from earlier conversations; use them only if they help):\n")
 	used := 0
+	if len(facts) > 0 {
+		b.WriteString("Known facts (long-term memory; the newest statement wins):\n")
+		for _, f := range facts {
+			line := "- " + describeFact(f.t) + "\n"
+			used += llm.EstimateTokens(line)
+			b.WriteString(line)
+		}
+	}
+	if len(hits) > 0 {
+		b.WriteString("Memories that may be relevant (recalled from earlier conversations; use them only if they help):\n")
+	}
 	for _, h := range hits {
 		line := "- " + describe(h.Event) + "\n"
 		used += llm.EstimateTokens(line)
@@ -553,4 +605,12 @@ func (k *Kernel) Ingest(ctx context.Context, evs []IngestEvent) ([]memory.Event,
 func sanitize(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.ReplaceAll(s, "\x00", "")
+}
+
+// SettleMemory waits until the memory's background work on what was stored so far (scene
+// observation) is done; benchmarks call it between ingesting and asking.
+func (k *Kernel) SettleMemory() {
+	if k.mem != nil {
+		k.mem.obs.flush()
+	}
 }

@@ -109,6 +109,12 @@ type Event struct {
 	// Accesses counts Peeks of the event in L2; LastAccess is the latest (zero: never).
 	Accesses   int       `json:"accesses"`
 	LastAccess time.Time `json:"last_access"`
+	// Distilled is set once L3 distillation has read the event (it stays in L2).
+	Distilled bool `json:"distilled,omitempty"`
+	// Blocks are the blocks the event brought (attachments). On AppendEvents they are new blocks
+	// held by the event; read back they are its references (without Data), wherever each block
+	// lives now (Holder says: an L3 block stays referenced).
+	Blocks []Block `json:"blocks,omitempty"`
 }
 
 // Session is one conversation with its own instructions.

@@ -161,6 +161,7 @@ func benchLocomo(ctx context.Context, file string, out io.Writer) (locomoReport,
 		}
 		events += n
 		ingestTime += d
+		k.SettleMemory()
 		// Frozen: only reads from here on.
 		for _, q := range s.QA {
 			ev := normEvidence(q.Evidence)

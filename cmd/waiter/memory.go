@@ -60,14 +60,37 @@ func (a *app) window(ctx context.Context, args []string) error {
 // memory runs the memory subcommands.
 func (a *app) memory(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("memory needs a subcommand: search")
+		return usagef("memory needs a subcommand: search, graph, entity, merge, triple, pin, unpin, forget, scenes, gc, export or import (waiter memory help)")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "search":
 		return a.memorySearch(ctx, args)
+	case "graph":
+		return a.memoryGraph(ctx, args)
+	case "entity":
+		return a.memoryEntity(ctx, args)
+	case "merge":
+		return a.memoryMerge(ctx, args)
+	case "triple":
+		return a.memoryTriple(ctx, args)
+	case "pin", "unpin":
+		return a.memoryPin(ctx, args, sub == "pin")
+	case "forget":
+		return a.memoryForget(ctx, args)
+	case "scenes":
+		return a.memoryScenes(ctx, args)
+	case "gc":
+		return a.memoryGC(ctx, args)
+	case "export":
+		return a.memoryExport(ctx, args)
+	case "import":
+		return a.memoryImport(ctx, args)
+	case "help":
+		fmt.Fprint(a.stdout, memoryUsage)
+		return nil
 	}
-	return usagef("unknown memory subcommand %q", sub)
+	return usagef("unknown memory subcommand %q (waiter memory help lists them)", sub)
 }
 
 // memorySearch recalls events the way the agent does and prints them best first.

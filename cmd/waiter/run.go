@@ -39,6 +39,8 @@ commands:
   memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] TEXT...
                                           recall events as the agent does (--session: as that
                                           session sees them; default: the owner, every scope)
+  memory graph|entity|merge|triple|pin|unpin|forget|scenes|gc|export|import ...
+                                          the memory graph, edits, backups (waiter memory help)
   plugin list [--json]                    name, kind, state, pid, restarts, tools, last error
   plugin add NAME --command "CMD ARGS..." | --dir PATH [--env K=V]... [--disabled]
                                           an MCP stdio server (quoted as in a shell) or a native plugin

@@ -52,6 +52,8 @@ type Service interface {
 	// SearchMemory recalls events (L1 and L2) the way the agent does, seen from a session's
 	// scope (empty session: the owner, who sees every scope).
 	SearchMemory(ctx context.Context, q MemoryQuery) ([]MemoryHit, error)
+	// MemoryAdmin is the owner's side of memory (graph, forget, pins, scenes, GC, export).
+	MemoryAdmin
 
 	// Plugins lists the plugins and their state.
 	Plugins(ctx context.Context) ([]Plugin, error)

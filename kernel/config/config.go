@@ -85,12 +85,25 @@ type MemoryConfig struct {
 	// searches the usual places (HOLOGRAM_JIEBA_DIR / HOLOGRAM_WORDNET_DIR, /usr/lib/hologram…).
 	JiebaDir   string `toml:"jieba_dir"`
 	WordNetDir string `toml:"wordnet_dir"`
+	// DistillAccesses and DistillIdle select the cold events L3 distillation reads: at most
+	// this many recalls (default 2) and untouched for this long (default 72h).
+	DistillAccesses int      `toml:"distill_accesses"`
+	DistillIdle     Duration `toml:"distill_idle"`
+	// GCInterval is how often the memory GC (cooling, distillation, scene decay) runs in the
+	// background (default 1h; 0 runs it only on demand: waiter memory gc).
+	GCInterval Duration `toml:"gc_interval"`
+	// Extractor chooses distillation's extractor: "auto" (the LLM when a provider is set,
+	// falling back to the rules), "llm" or "rules" (LLM-free). Default "auto".
+	Extractor string `toml:"extractor"`
 }
 
 // Memory defaults.
 const (
-	DefaultWindowTokens = 8000
-	DefaultRecent       = 12
+	DefaultWindowTokens    = 8000
+	DefaultRecent          = 12
+	DefaultDistillAccesses = 2
+	DefaultDistillIdle     = 72 * time.Hour
+	DefaultGCInterval      = time.Hour
 )
 
 // AgentConfig limits the agent's turn loop.
@@ -184,8 +197,9 @@ func Default(env func(string) string) Config {
 			ToolTimeout:  Duration{DefaultToolTimeout},
 			HistoryLimit: DefaultHistoryLimit,
 		},
-		API:    APIConfig{MaxBodyBytes: DefaultMaxBodyBytes},
-		Memory: MemoryConfig{WindowTokens: DefaultWindowTokens, Recent: DefaultRecent},
+		API: APIConfig{MaxBodyBytes: DefaultMaxBodyBytes},
+		Memory: MemoryConfig{WindowTokens: DefaultWindowTokens, Recent: DefaultRecent, DistillAccesses: DefaultDistillAccesses,
+			DistillIdle: Duration{DefaultDistillIdle}, GCInterval: Duration{DefaultGCInterval}, Extractor: "auto"},
 	}
 }
 
@@ -410,6 +424,20 @@ func (c *Config) Validate() error {
 	}
 	if c.Memory.WindowTokens < 256 {
 		bad("memory.window_tokens must be at least 256, got %d", c.Memory.WindowTokens)
+	}
+	if c.Memory.DistillAccesses < 0 {
+		bad("memory.distill_accesses must not be negative, got %d", c.Memory.DistillAccesses)
+	}
+	if c.Memory.DistillIdle.Duration < 0 {
+		bad("memory.distill_idle must not be negative, got %s", c.Memory.DistillIdle.Duration)
+	}
+	if c.Memory.GCInterval.Duration < 0 || (c.Memory.GCInterval.Duration > 0 && c.Memory.GCInterval.Duration < time.Minute) {
+		bad("memory.gc_interval must be 0 (on demand only) or at least 1m, got %s", c.Memory.GCInterval.Duration)
+	}
+	switch c.Memory.Extractor {
+	case "auto", "llm", "rules":
+	default:
+		bad(`memory.extractor must be "auto", "llm" or "rules", got %q`, c.Memory.Extractor)
 	}
 	if c.Memory.Recent <= 0 {
 		bad("memory.recent must be positive, got %d", c.Memory.Recent)

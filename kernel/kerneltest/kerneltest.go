@@ -45,6 +45,12 @@ func Run(t *testing.T, setup Setup) {
 		{"Window", testWindow},
 		{"SearchMemory", testSearchMemory},
 		{"Plugins", testPlugins},
+		{"GraphEdits", testGraphEdits},
+		{"GraphPaging", testGraphPaging},
+		{"MergeAndDelete", testMergeAndDelete},
+		{"Forget", testForget},
+		{"ScenesAndGC", testScenesAndGC},
+		{"Export", testExport},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, setup(t)) })

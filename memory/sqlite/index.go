@@ -199,6 +199,14 @@ func (c *dfCache) store(gen uint64, keys []string, found map[string]int) {
 	}
 }
 
+// reset forgets every cached count (after events left the index).
+func (c *dfCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.m = nil
+}
+
 // appended counts the distinct terms of newly committed events (space-joined token strings).
 func (c *dfCache) appended(texts ...[]string) {
 	c.mu.Lock()
@@ -279,6 +287,9 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, radius int, v memor
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b memory.Event) int { return compareIDs(a.ID, b.ID) })
+	if err := attachBlocks(ctx, s.r, out); err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
 	return out, nil
 }
 
@@ -319,6 +330,9 @@ func (s *Store) Events(ctx context.Context, ids []int64) ([]memory.TextHit, erro
 	if err != nil {
 		return nil, fmt.Errorf("events by id: %w", err)
 	}
+	if err := attachHitBlocks(ctx, s.r, hits); err != nil {
+		return nil, fmt.Errorf("events by id: %w", err)
+	}
 	return hits, nil
 }
 
@@ -341,12 +355,14 @@ func (s *Store) LayerEvents(ctx context.Context, session string, l memory.Layer)
 }
 
 // SetLayer implements [memory.Layers]. It is atomic: when an id is unknown nothing changes and
-// the error wraps [memory.ErrNotFound]. Cached History tails are updated after the commit.
+// the error wraps [memory.ErrNotFound]. The blocks the events hold move with them in the same
+// transaction; blocks that went to L3 (held by an entity) stay there. Cached History tails are
+// updated after the commit.
 func (s *Store) SetLayer(ctx context.Context, ids []int64, l memory.Layer) error {
 	if !l.Valid() {
 		return fmt.Errorf("set layer: layer %d is not L1 or L2: %w", int(l), memory.ErrInvalid)
 	}
-	if err := s.updateEvents(ctx, ids, `UPDATE events SET layer = ?`, int(l)); err != nil {
+	if err := s.updateEvents(ctx, ids, `UPDATE events SET layer = ?`, int(l), true); err != nil {
 		return fmt.Errorf("set layer %d: %w", int(l), err)
 	}
 	return nil
@@ -357,15 +373,17 @@ func (s *Store) SetLayer(ctx context.Context, ids []int64, l memory.Layer) error
 // the error wraps [memory.ErrNotFound].
 func (s *Store) Touch(ctx context.Context, ids []int64, at time.Time) error {
 	if err := s.updateEvents(ctx, ids, `UPDATE events SET accesses = accesses + 1, last_access = max(last_access, ?)`,
-		toNanos(at)); err != nil {
+		toNanos(at), false); err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
 	return nil
 }
 
 // updateEvents runs update (an UPDATE events SET … statement taking arg) on the events with
-// these ids in one transaction, and then brings the tail cache up to date.
-func (s *Store) updateEvents(ctx context.Context, ids []int64, update string, arg any) error {
+// these ids in one transaction, and then brings the tail cache up to date. With moveBlocks, the
+// blocks held by those events follow them to the layer each event is in now, in the same
+// transaction.
+func (s *Store) updateEvents(ctx context.Context, ids []int64, update string, arg any, moveBlocks bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -410,6 +428,13 @@ func (s *Store) updateEvents(ctx context.Context, ids []int64, update string, ar
 		}
 		slices.Sort(missing)
 		return fmt.Errorf("events %v: %w", missing, memory.ErrNotFound)
+	}
+	if moveBlocks {
+		// Only blocks held by an event (L1/L2) have a holder_event: an L3 block never moves back.
+		if _, err := tx.ExecContext(ctx, `UPDATE blocks SET holder_layer = (SELECT layer FROM events WHERE id = blocks.holder_event)
+			WHERE holder_event IN (SELECT value FROM json_each(?))`, idList(ids)); err != nil {
+			return fmt.Errorf("move blocks: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)

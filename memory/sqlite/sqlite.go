@@ -235,7 +235,8 @@ var postMigrate = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
 
 // reindexAll fills events_fts with every event's tokens (migration 0002 rebuilt the table).
 func reindexAll(ctx context.Context, s *Store, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT `+eventCols+` FROM events ORDER BY id`)
+	// Migration 0002 runs before 0003 adds the distilled column: read it as 0.
+	rows, err := tx.QueryContext(ctx, `SELECT `+strings.Replace(eventCols, "last_access, distilled", "last_access, 0", 1)+` FROM events ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("re-index events: %w", err)
 	}
@@ -308,9 +309,11 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns an error listing the problems unless
-// SQLite answers "ok".
+// SQLite answers "ok". It runs on the writer's connection: SQLite 3.54 reports a false "fts5:
+// checksum mismatch" on a connection that read an FTS5 table before another connection changed
+// it, which a pooled reader may have done.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
-	rows, err := s.r.QueryContext(ctx, "PRAGMA integrity_check")
+	rows, err := s.w.QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
 		return fmt.Errorf("integrity check: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,6 +131,13 @@ func (s *Store) UpdateSession(ctx context.Context, sess memory.Session) (memory.
 // is stored as [memory.LayerL1]; any other layer but L1 or L2 is [memory.ErrInvalid]. Every
 // event is tokenized (Options.Tokenize) before the transaction starts: a tokenizer error fails
 // the call and nothing is stored.
+//
+// Each entry of an event's Blocks is stored as a new block held by that event, in the same
+// transaction, with the event's scope and time; a block's Text is indexed with the event. An
+// unknown kind, Data on a text block, Data above [MaxBlockData] or a malformed ID is
+// [memory.ErrInvalid]; a given ID that is taken is [memory.ErrExists]; either way nothing is
+// stored. The returned events carry their blocks with ID, Size, Scope, Holder and Created set,
+// and Data nil.
 func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Event, error) {
 	if len(evs) == 0 {
 		return nil, nil
@@ -140,6 +148,11 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		}
 		if e.Layer != 0 && !e.Layer.Valid() {
 			return nil, fmt.Errorf("append events: event %d: layer %d is not L1 or L2: %w", i, int(e.Layer), memory.ErrInvalid)
+		}
+		for j, b := range e.Blocks {
+			if err := checkNewBlock(b); err != nil {
+				return nil, fmt.Errorf("append events: event %d: block %d: %w", i, j, err)
+			}
 		}
 	}
 	now := s.now()
@@ -172,6 +185,9 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		var err error
 		if toks[i], err = memory.IndexTokens(s.tok, e); err != nil {
 			return nil, fmt.Errorf("append events: event %d: tokenize: %w", i, err)
+		}
+		if toks[i], err = s.blockTokens(toks[i], e.Blocks); err != nil {
+			return nil, fmt.Errorf("append events: event %d: tokenize blocks: %w", i, err)
 		}
 		exps[i] = s.expansion(e)
 		if len(e.ToolCalls) == 0 {
@@ -225,6 +241,13 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		return nil, fmt.Errorf("append events: %w", err)
 	}
 	defer fts.Close()
+	var blocks *blockInserter
+	if slices.ContainsFunc(out, func(e memory.Event) bool { return len(e.Blocks) > 0 }) {
+		if blocks, err = prepareBlockInserter(ctx, tx); err != nil {
+			return nil, fmt.Errorf("append events: %w", err)
+		}
+		defer blocks.close()
+	}
 	for i := range out {
 		e := &out[i]
 		res, err := ins.ExecContext(ctx, e.Session, e.TurnID, toNanos(e.Time), string(e.Role), e.Content, e.Reasoning,
@@ -238,6 +261,11 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		}
 		if _, err := fts.ExecContext(ctx, e.ID, toks[i], exps[i]); err != nil {
 			return nil, fmt.Errorf("append events: event %d: full-text index: %w", i, err)
+		}
+		if len(e.Blocks) > 0 {
+			if e.Blocks, err = blocks.insert(ctx, *e, evs[i].Blocks); err != nil {
+				return nil, fmt.Errorf("append events: event %d: %w", i, err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -279,7 +307,7 @@ func lastAccessNanos(t time.Time) int64 {
 }
 
 const eventCols = `id, session, turn_id, time, role, content, reasoning, tool_calls, tool_call_id, tool_name,
-	tool_status, channel, partner, scene, scope_kind, scope_group, tokens, meta, layer, accesses, last_access`
+	tool_status, channel, partner, scene, scope_kind, scope_group, tokens, meta, layer, accesses, last_access, distilled`
 
 func scanEvent(sc scanner) (memory.Event, error) {
 	var e memory.Event
@@ -291,7 +319,7 @@ func scanEvent(sc scanner) (memory.Event, error) {
 	var last int64
 	if err := sc.Scan(&e.ID, &e.Session, &e.TurnID, &t, &role, &e.Content, &e.Reasoning, &calls, &e.ToolCallID,
 		&e.ToolName, &e.ToolStatus, &e.Channel, &e.Partner, &e.Scene, &kind, &e.Scope.Group, &e.Tokens,
-		&meta, &layer, &e.Accesses, &last); err != nil {
+		&meta, &layer, &e.Accesses, &last, &e.Distilled); err != nil {
 		return memory.Event{}, err
 	}
 	e.Time, e.Role, e.Scope.Kind, e.Layer = fromNanos(t), memory.Role(role), memory.ScopeKind(kind), memory.Layer(layer)
@@ -316,7 +344,8 @@ func (s *Store) queryEvents(ctx context.Context, query string, args ...any) ([]m
 	return queryEventsWith(ctx, s.r, query, args...)
 }
 
-// queryEventsWith runs a query that selects eventCols through q (the pool or a transaction).
+// queryEventsWith runs a query that selects eventCols through q (the pool or a transaction) and
+// fills the events' Blocks (see [attachBlocks]).
 func queryEventsWith(ctx context.Context, q querier, query string, args ...any) ([]memory.Event, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -331,7 +360,16 @@ func queryEventsWith(ctx context.Context, q querier, query string, args ...any) 
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := attachBlocks(ctx, q, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // sessionExists reports whether a session is stored.

@@ -136,6 +136,17 @@ func (c *tailCache) changed(changes []eventChange) {
 	}
 }
 
+// invalidate drops the cached tails of sessions whose events changed in ways changed cannot
+// express (events deleted, scenes or blocks set).
+func (c *tailCache) invalidate(sessions ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range sessions {
+		c.gens[s]++
+		delete(c.byID, s)
+	}
+}
+
 // eventChange is the stored state of an event after SetLayer or Touch.
 type eventChange struct {
 	id         int64
@@ -146,6 +157,13 @@ type eventChange struct {
 }
 
 func (ch eventChange) apply(e *memory.Event) {
+	if e.Layer != ch.layer { // the blocks the event holds moved with it (SetLayer)
+		for i := range e.Blocks {
+			if b := &e.Blocks[i]; b.Holder.Event == e.ID && b.Holder.Layer.Valid() {
+				b.Holder.Layer = ch.layer
+			}
+		}
+	}
 	e.Layer, e.Accesses = ch.layer, ch.accesses
 	e.LastAccess = time.Time{}
 	if ch.lastAccess != 0 {
@@ -153,12 +171,26 @@ func (ch eventChange) apply(e *memory.Event) {
 	}
 }
 
-// cloneEvent returns e with its own ToolCalls slice and Meta map, so callers cannot change the
-// cache through what they were given.
+// cloneEvent returns e with its own ToolCalls, Blocks (and their Data) and Meta, so callers
+// cannot change the cache through what they were given.
 func cloneEvent(e memory.Event) memory.Event {
 	e.ToolCalls = cloneCalls(e.ToolCalls)
 	e.Meta = cloneMeta(e.Meta)
+	e.Blocks = cloneBlocks(e.Blocks)
 	return e
+}
+
+func cloneBlocks(bs []memory.Block) []memory.Block {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := append([]memory.Block(nil), bs...)
+	for i := range out {
+		if out[i].Data != nil {
+			out[i].Data = append([]byte(nil), out[i].Data...)
+		}
+	}
+	return out
 }
 
 func cloneCalls(c []memory.ToolCall) []memory.ToolCall {

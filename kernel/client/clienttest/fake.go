@@ -58,6 +58,7 @@ type Fake struct {
 	memory    []client.MemoryHit
 	turns     map[string]context.CancelFunc
 	plugins   map[string]*fakePlugin // plugins.go
+	graph     *fakeGraph             // graph.go
 	nextID    int
 	started   time.Time
 }
@@ -194,6 +195,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.window(w, r)
 	case route == "GET /api/v1/memory/search":
 		f.searchMemory(w, r)
+	case parts[0] == "memory" && len(parts) > 1:
+		f.graphRoute(w, r, parts, body)
 	case parts[0] == "plugins":
 		f.pluginRoute(w, r, parts, body)
 	default:

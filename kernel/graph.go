@@ -1,0 +1,441 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// Bounds of the graph API (kernel/client).
+const (
+	defaultGraphPage = client.DefaultGraphLimit
+	maxGraphPage     = client.MaxGraphLimit
+	maxGraphEvents   = client.MaxGraphEvents
+	maxForget        = client.MaxForgetEvents
+)
+
+// memAdmin returns the memory subsystem or the "no indexed store" error.
+func (k *Kernel) memAdmin() (*mem, error) {
+	if k.mem == nil {
+		return nil, fmt.Errorf("%w: memory features need an indexed store", client.ErrUnavailable)
+	}
+	return k.mem, nil
+}
+
+// parseScopeFilter parses an optional scope filter ("" = none).
+func parseScopeFilter(s string) (*memory.Scope, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if err := client.CheckScope(s); err != nil {
+		return nil, err
+	}
+	sc, err := memory.ParseScope(s)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	return &sc, nil
+}
+
+// Graph implements client.Service: a page of entities in id order, the triples whose later
+// endpoint is on the page, and optionally the newest source events of those triples.
+func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPage, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.GraphPage{}, err
+	}
+	scope, err := parseScopeFilter(q.Scope)
+	if err != nil {
+		return client.GraphPage{}, err
+	}
+	switch {
+	case q.Limit == 0:
+		q.Limit = defaultGraphPage
+	case q.Limit < 0 || q.Limit > maxGraphPage:
+		return client.GraphPage{}, invalid("limit must be from 1 to %d, got %d", maxGraphPage, q.Limit)
+	}
+	if q.Events < 0 || q.Events > maxGraphEvents {
+		return client.GraphPage{}, invalid("events must be from 0 to %d, got %d", maxGraphEvents, q.Events)
+	}
+	var after int64
+	if q.After != "" {
+		if after, err = strconv.ParseInt(q.After, 10, 64); err != nil || after < 0 {
+			return client.GraphPage{}, invalid("after %q is not a cursor this API returned", q.After)
+		}
+	}
+	ents, err := m.store.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: q.Limit + 1})
+	if err != nil {
+		return client.GraphPage{}, mapErr(err)
+	}
+	page := client.GraphPage{Entities: []client.Entity{}, Triples: []client.Triple{}}
+	if len(ents) > q.Limit {
+		ents = ents[:q.Limit]
+		page.Next = strconv.FormatInt(ents[len(ents)-1].ID, 10)
+	}
+	visible, err := m.entityIDs(ctx, scope)
+	if err != nil {
+		return client.GraphPage{}, mapErr(err)
+	}
+	page.Total = len(visible)
+	if len(ents) == 0 {
+		return page, nil
+	}
+	last := ents[len(ents)-1].ID
+	seen := map[int64]bool{}
+	var sources []int64
+	for _, e := range ents {
+		page.Entities = append(page.Entities, entityOut(e))
+		ts, err := m.allTriples(ctx, memory.TripleQuery{Viewer: memory.OwnerViewer, Entity: e.ID, History: q.History, Scope: scope})
+		if err != nil {
+			return client.GraphPage{}, mapErr(err)
+		}
+		for _, t := range ts {
+			// An edge travels with the page of its later endpoint: both ends are known by then.
+			if seen[t.ID] || max(t.Subject, t.Object) > last || max(t.Subject, t.Object) <= after || !visible[t.Subject] || !visible[t.Object] {
+				continue
+			}
+			seen[t.ID] = true
+			page.Triples = append(page.Triples, tripleOut(t))
+			sources = append(sources, t.Sources...)
+		}
+	}
+	slices.SortFunc(page.Triples, func(a, b client.Triple) int { return int(a.ID - b.ID) })
+	if q.Events > 0 && len(sources) > 0 {
+		if page.Events, err = m.graphEvents(ctx, page.Triples, q.Events); err != nil {
+			return client.GraphPage{}, mapErr(err)
+		}
+	}
+	return page, nil
+}
+
+// entityIDs returns the ids of the entities of a scope (nil: all), paging through them: an
+// edge is shown only when both its ends are.
+func (m *mem) entityIDs(ctx context.Context, scope *memory.Scope) (map[int64]bool, error) {
+	ids := map[int64]bool{}
+	var after int64
+	for {
+		es, err := m.store.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: maxGraphPage})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			ids[e.ID] = true
+		}
+		if len(es) < maxGraphPage {
+			return ids, nil
+		}
+		after = es[len(es)-1].ID
+	}
+}
+
+// allTriples pages through every triple matching q.
+func (m *mem) allTriples(ctx context.Context, q memory.TripleQuery) ([]memory.Triple, error) {
+	var out []memory.Triple
+	q.Limit = 1000
+	for {
+		ts, err := m.store.Triples(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+		if len(ts) < q.Limit {
+			return out, nil
+		}
+		q.After = ts[len(ts)-1].ID
+	}
+}
+
+// graphEvents returns the newest n source events of triples, each linked to its triples.
+func (m *mem) graphEvents(ctx context.Context, ts []client.Triple, n int) ([]client.GraphEvt, error) {
+	links := map[int64][]int64{}
+	for _, t := range ts {
+		for _, id := range t.Sources {
+			links[id] = append(links[id], t.ID)
+		}
+	}
+	ids := make([]int64, 0, len(links))
+	for id := range links {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if len(ids) > n {
+		ids = ids[len(ids)-n:] // ids grow with time: the newest
+	}
+	hits, err := m.store.Events(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]client.GraphEvt, 0, len(hits))
+	for i := len(hits) - 1; i >= 0; i-- {
+		e := hits[i].Event
+		out = append(out, client.GraphEvt{ID: e.ID, Time: e.Time, Session: e.Session, Role: string(e.Role), Partner: e.Partner,
+			Content: truncateRunes(e.Content, 2000), Scope: e.Scope.String(), Triples: links[e.ID]})
+	}
+	return out, nil
+}
+
+// Entity implements client.Service.
+func (k *Kernel) Entity(ctx context.Context, id int64) (client.EntityDetail, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.EntityDetail{}, err
+	}
+	if id <= 0 {
+		return client.EntityDetail{}, invalid("entity id must be positive, got %d", id)
+	}
+	e, err := m.store.Entity(ctx, id)
+	if err != nil {
+		return client.EntityDetail{}, mapErr(err)
+	}
+	ts, err := m.allTriples(ctx, memory.TripleQuery{Viewer: memory.OwnerViewer, Entity: id, History: true})
+	if err != nil {
+		return client.EntityDetail{}, mapErr(err)
+	}
+	bs, err := m.store.Blocks(ctx, memory.BlockHolder{Layer: memory.LayerL3, Entity: id})
+	if err != nil {
+		return client.EntityDetail{}, mapErr(err)
+	}
+	d := client.EntityDetail{Entity: entityOut(e), Triples: make([]client.Triple, 0, len(ts)), Blocks: make([]client.Block, 0, len(bs))}
+	for _, t := range ts {
+		d.Triples = append(d.Triples, tripleOut(t))
+	}
+	for _, b := range bs {
+		d.Blocks = append(d.Blocks, blockOut(b))
+	}
+	return d, nil
+}
+
+// PutEntity implements client.Service.
+func (k *Kernel) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.Entity{}, err
+	}
+	if e.ID < 0 {
+		return client.Entity{}, invalid("entity id must not be negative, got %d", e.ID)
+	}
+	if strings.TrimSpace(e.Name) == "" {
+		return client.Entity{}, invalid("the entity name is empty")
+	}
+	sc := memory.Scope{}
+	if e.Scope != "" {
+		if err := client.CheckScope(e.Scope); err != nil {
+			return client.Entity{}, err
+		}
+		if sc, err = memory.ParseScope(e.Scope); err != nil {
+			return client.Entity{}, invalid("%v", err)
+		}
+	} else if e.ID != 0 {
+		old, err := m.store.Entity(ctx, e.ID)
+		if err != nil {
+			return client.Entity{}, mapErr(err)
+		}
+		sc = old.Scope
+	}
+	out, err := m.store.PutEntity(ctx, memory.Entity{ID: e.ID, Name: sanitize(e.Name), Kind: e.Kind, Text: sanitize(e.Text), Scope: sc, Origin: "owner"})
+	if err != nil {
+		return client.Entity{}, mapErr(err)
+	}
+	return entityOut(out), nil
+}
+
+// factIn converts a TripleInput into a Fact and its scope.
+func factIn(t client.TripleInput) (memory.Fact, memory.Scope, error) {
+	if strings.TrimSpace(t.Subject) == "" || strings.TrimSpace(t.Predicate) == "" || strings.TrimSpace(t.Object) == "" {
+		return memory.Fact{}, memory.Scope{}, invalid("a triple needs a subject, a predicate and an object")
+	}
+	sc := memory.Scope{}
+	if t.Scope != "" {
+		if err := client.CheckScope(t.Scope); err != nil {
+			return memory.Fact{}, memory.Scope{}, err
+		}
+		var err error
+		if sc, err = memory.ParseScope(t.Scope); err != nil {
+			return memory.Fact{}, memory.Scope{}, invalid("%v", err)
+		}
+	}
+	return memory.Fact{Subject: sanitize(t.Subject), SubjectKind: t.SubjectKind, Predicate: sanitize(t.Predicate), Object: sanitize(t.Object),
+		ObjectKind: t.ObjectKind, ValidFrom: t.ValidFrom, Replaces: t.Replaces}, sc, nil
+}
+
+// AddTriple implements client.Service.
+func (k *Kernel) AddTriple(ctx context.Context, in client.TripleInput) (client.Triple, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.Triple{}, err
+	}
+	f, sc, err := factIn(in)
+	if err != nil {
+		return client.Triple{}, err
+	}
+	if f.ValidFrom.IsZero() {
+		f.ValidFrom = k.clock()
+	}
+	t, err := m.store.AddTriple(ctx, f, "owner", sc)
+	if err != nil {
+		return client.Triple{}, mapErr(err)
+	}
+	return tripleOut(t), nil
+}
+
+// EditTriple implements client.Service.
+func (k *Kernel) EditTriple(ctx context.Context, id int64, in client.TripleInput) (client.Triple, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.Triple{}, err
+	}
+	if id <= 0 {
+		return client.Triple{}, invalid("triple id must be positive, got %d", id)
+	}
+	f, _, err := factIn(in)
+	if err != nil {
+		return client.Triple{}, err
+	}
+	t, err := m.store.EditTriple(ctx, id, f)
+	if err != nil {
+		return client.Triple{}, mapErr(err)
+	}
+	return tripleOut(t), nil
+}
+
+// Pin implements client.Service.
+func (k *Kernel) Pin(ctx context.Context, p client.PinRequest) error {
+	m, err := k.memAdmin()
+	if err != nil {
+		return err
+	}
+	switch p.Kind {
+	case "entity", "triple":
+		if p.ID <= 0 {
+			return invalid("%s id must be positive, got %d", p.Kind, p.ID)
+		}
+		return mapErr(m.store.Pin(ctx, p.Kind, p.ID, p.Pinned))
+	case "block":
+		if p.Block == "" {
+			return invalid("pin block needs the block id")
+		}
+		if !p.Pinned {
+			return invalid("a block in L3 stays there: unpin its entity or delete it instead")
+		}
+		if p.Entity < 0 {
+			return invalid("entity id must not be negative, got %d", p.Entity)
+		}
+		_, err := m.store.PinBlock(ctx, p.Block, p.Entity)
+		return mapErr(err)
+	}
+	return invalid(`pin kind must be "entity", "triple" or "block", got %q`, p.Kind)
+}
+
+// MergeEntities implements client.Service.
+func (k *Kernel) MergeEntities(ctx context.Context, into, from int64) (client.Entity, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.Entity{}, err
+	}
+	if into <= 0 || from <= 0 {
+		return client.Entity{}, invalid("entity ids must be positive, got %d and %d", into, from)
+	}
+	if into == from {
+		return client.Entity{}, invalid("cannot merge entity %d into itself", into)
+	}
+	e, err := m.store.MergeEntities(ctx, into, from)
+	if err != nil {
+		return client.Entity{}, mapErr(err)
+	}
+	return entityOut(e), nil
+}
+
+// DeleteEntity implements client.Service.
+func (k *Kernel) DeleteEntity(ctx context.Context, id int64) error {
+	m, err := k.memAdmin()
+	if err != nil {
+		return err
+	}
+	if id <= 0 {
+		return invalid("entity id must be positive, got %d", id)
+	}
+	return mapErr(m.store.DeleteEntity(ctx, id))
+}
+
+// Forget implements client.Service: the events leave the store, and every window that held them.
+func (k *Kernel) Forget(ctx context.Context, ids []int64) (client.ForgetResult, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.ForgetResult{}, err
+	}
+	switch {
+	case len(ids) == 0:
+		return client.ForgetResult{}, invalid("forget needs at least one event id")
+	case len(ids) > maxForget:
+		return client.ForgetResult{}, invalid("forget takes at most %d event ids at once, got %d", maxForget, len(ids))
+	}
+	for _, id := range ids {
+		if id <= 0 {
+			return client.ForgetResult{}, invalid("event ids must be positive, got %d", id)
+		}
+	}
+	// Hold the window lock across the delete so no turn computes a window with a forgotten event.
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, err := m.store.Forget(ctx, ids)
+	if err != nil {
+		return client.ForgetResult{}, mapErr(err)
+	}
+	m.dropFromWindows(ids)
+	for _, id := range ids {
+		delete(m.recalled, id)
+	}
+	gone := map[int64]bool{}
+	for _, id := range ids {
+		gone[id] = true
+	}
+	for s, w := range m.windows {
+		w.Items = slices.DeleteFunc(slices.Clone(w.Items), func(it client.WindowItem) bool { return gone[it.ID] })
+		m.windows[s] = w
+	}
+	k.log.Info("memory forgotten", "events", r.Events, "blocks", r.Blocks, "triples", r.Triples, "entities", r.Entities)
+	return client.ForgetResult{Events: r.Events, Blocks: r.Blocks, Triples: r.Triples, Trimmed: r.Trimmed, Entities: r.Entities}, nil
+}
+
+// Scenes implements client.Service: scenes with their strength as of now.
+func (k *Kernel) Scenes(ctx context.Context) ([]client.Scene, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return nil, err
+	}
+	ss, err := m.scenes.Scenes(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]client.Scene, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, client.Scene{ID: s.ID, Key: s.Key, Declared: s.Declared, Features: s.Features, Strength: s.Strength,
+			Occurrences: s.Occurrences, Seen: s.Seen})
+	}
+	return out, nil
+}
+
+func entityOut(e memory.Entity) client.Entity {
+	return client.Entity{ID: e.ID, Name: e.Name, Kind: e.Kind, Text: e.Text, Scope: e.Scope.String(), Pinned: e.Pinned, Mentions: e.Mentions,
+		Origin: e.Origin, Created: e.Created, Updated: e.Updated, LastRecalled: e.LastRecalled}
+}
+
+func tripleOut(t memory.Triple) client.Triple {
+	src := t.Sources
+	if src == nil {
+		src = []int64{}
+	}
+	return client.Triple{ID: t.ID, Subject: t.Subject, SubjectName: t.SubjectName, Predicate: t.Predicate, Object: t.Object,
+		ObjectName: t.ObjectName, ValidFrom: t.ValidFrom, ValidTo: t.ValidTo, Sources: src, Scope: t.Scope.String(), Pinned: t.Pinned,
+		SupersededBy: t.SupersededBy, Origin: t.Origin, Created: t.Created}
+}
+
+func blockOut(b memory.Block) client.Block {
+	return client.Block{ID: b.ID, Kind: string(b.Kind), Name: b.Name, MIME: b.MIME, Text: b.Text, Size: b.Size, Scope: b.Scope.String(),
+		HolderLayer: int(b.Holder.Layer), HolderEvent: b.Holder.Event, HolderEntity: b.Holder.Entity}
+}

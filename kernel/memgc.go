@@ -1,0 +1,152 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/graph"
+)
+
+// coolAfter is how long a session stays idle before memgc cools its window: every L1 event
+// but the pinned recent ones sinks to L2 (a turn would sink them anyway; cooling lets
+// distillation reach the events of conversations that stopped).
+const coolAfter = 24 * time.Hour
+
+// MemoryGC implements client.Service: one pass of cooling, distillation and scene decay. Passes
+// never overlap (a second caller waits for the first); each step commits in small transactions,
+// so an interrupted pass loses nothing and a rerun does not duplicate.
+func (k *Kernel) MemoryGC(ctx context.Context) (client.GCReport, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return client.GCReport{}, err
+	}
+	m.gcMu.Lock()
+	defer m.gcMu.Unlock()
+	t0 := time.Now()
+	var rep client.GCReport
+	if rep.Cooled, err = m.cool(ctx); err != nil {
+		return rep, fmt.Errorf("memory gc: cooling: %w", err)
+	}
+	d, err := m.distiller()
+	if err != nil {
+		return rep, fmt.Errorf("memory gc: %w", err)
+	}
+	dr, err := d.Run(ctx, 0)
+	rep.Distilled, rep.Entities, rep.Triples, rep.Confirmed, rep.Superseded, rep.Extractor =
+		dr.Events, dr.Entities, dr.Triples, dr.Confirmed, dr.Superseded, dr.Extractor
+	if err != nil {
+		return rep, fmt.Errorf("memory gc: distillation: %w", err)
+	}
+	if rep.Decayed, err = m.scenes.Decay(ctx); err != nil {
+		return rep, fmt.Errorf("memory gc: scene decay: %w", err)
+	}
+	rep.Took = time.Since(t0)
+	k.log.Info("memory gc", "cooled", rep.Cooled, "distilled", rep.Distilled, "entities", rep.Entities, "triples", rep.Triples,
+		"superseded", rep.Superseded, "extractor", rep.Extractor, "decayed", rep.Decayed, "ms", rep.Took.Milliseconds())
+	return rep, nil
+}
+
+// cool sinks the L1 events of sessions idle for coolAfter to L2, but the recent pinned ones.
+func (m *mem) cool(ctx context.Context) (int, error) {
+	sessions, err := m.store.ListSessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := m.k.clock()
+	n := 0
+	for _, s := range sessions {
+		if now.Sub(s.Updated) < coolAfter {
+			continue
+		}
+		evs, err := m.store.LayerEvents(ctx, s.ID, memory.LayerL1)
+		if err != nil {
+			return n, err
+		}
+		if len(evs) <= m.cfg.Recent {
+			continue
+		}
+		ids := make([]int64, 0, len(evs)-m.cfg.Recent)
+		for _, e := range evs[:len(evs)-m.cfg.Recent] {
+			ids = append(ids, e.ID)
+		}
+		m.mu.Lock()
+		err = m.store.SetLayer(ctx, ids, memory.LayerL2)
+		if err == nil {
+			for _, id := range ids {
+				delete(m.recalled, id)
+			}
+			m.dropFromWindows(ids)
+			delete(m.windows, s.ID)
+		}
+		m.mu.Unlock()
+		if err != nil {
+			return n, err
+		}
+		n += len(ids)
+	}
+	return n, nil
+}
+
+// distiller builds the distiller for a pass: the LLM extractor when configured (and, in "auto",
+// when a provider is set), with the rules as fallback; the rules alone otherwise.
+func (m *mem) distiller() (*graph.Distiller, error) {
+	cfg := m.k.cfg.Memory
+	var ex graph.Extractor
+	switch cfg.Extractor {
+	case "llm":
+		ex = graph.NewLLM(llmCompleter{m.k}, graph.LLMOptions{})
+	case "auto", "":
+		m.k.provMu.Lock()
+		have := len(m.k.providers) > 0
+		m.k.provMu.Unlock()
+		if have {
+			ex = graph.NewLLM(llmCompleter{m.k}, graph.LLMOptions{})
+		}
+	}
+	return graph.NewDistiller(graph.Options{Graph: m.store, Extractor: ex, Clock: m.k.clock, MaxAccesses: cfg.DistillAccesses,
+		Idle: cfg.DistillIdle.Duration, Log: m.k.log})
+}
+
+// llmCompleter is distillation's LLM call through the kernel's providers (with their fallback).
+type llmCompleter struct{ k *Kernel }
+
+// Complete implements graph.Completer.
+func (c llmCompleter) Complete(ctx context.Context, system, user string, schema json.RawMessage) (string, error) {
+	p, err := c.k.resolveProvider("")
+	if err != nil {
+		return "", err
+	}
+	zero := 0.0
+	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, Messages: []llm.Message{
+		{Role: "system", Content: system + "\n\nAnswer with one JSON object only, matching this JSON schema:\n" + string(schema)},
+		{Role: "user", Content: user},
+	}}, nil)
+	if err != nil {
+		return "", err
+	}
+	return resp.Message.Content, nil
+}
+
+// gcLoop runs memgc every interval until stop is closed.
+func (k *Kernel) gcLoop(interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-stop; cancel() }()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if _, err := k.MemoryGC(ctx); err != nil && ctx.Err() == nil {
+				k.log.Warn("memory gc failed", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package graph
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Chinese relations ("我的妹妹叫小美" → has sister), canonical names in English like the
+// English patterns'.
+var zhRelations = map[string]string{
+	"好朋友": "best friend", "男朋友": "boyfriend", "女朋友": "girlfriend", "朋友": "friend",
+	"妹妹": "sister", "姐姐": "sister", "哥哥": "brother", "弟弟": "brother",
+	"妈妈": "mother", "母亲": "mother", "爸爸": "father", "父亲": "father",
+	"老婆": "wife", "妻子": "wife", "太太": "wife", "老公": "husband", "丈夫": "husband",
+	"儿子": "son", "女儿": "daughter", "老板": "boss", "同事": "colleague", "室友": "roommate",
+	"爷爷": "grandfather", "奶奶": "grandmother", "外公": "grandfather", "外婆": "grandmother",
+	"老师": "teacher", "小狗": "dog", "狗": "dog", "小猫": "cat", "猫": "cat", "宠物": "pet",
+}
+
+const zhRelationAlt = `好朋友|男朋友|女朋友|朋友|妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|妻子|` +
+	`太太|老公|丈夫|儿子|女儿|老板|同事|室友|爷爷|奶奶|外公|外婆|老师|小狗|狗|小猫|猫|宠物`
+
+var zhLikeVerbs = map[string]string{"喜欢": "likes", "热爱": "loves", "爱": "loves", "享受": "enjoys"}
+
+// zhCategories names the categories of "我最喜欢的<Y>是X" in English.
+var zhCategories = map[string]string{
+	"书": "book", "电影": "movie", "歌": "song", "歌曲": "song", "食物": "food", "菜": "dish",
+	"运动": "sport", "颜色": "colour", "城市": "city", "歌手": "singer", "乐队": "band",
+	"游戏": "game", "动物": "animal", "季节": "season", "作家": "writer", "演员": "actor",
+	"水果": "fruit", "饮料": "drink", "国家": "country", "地方": "place",
+}
+
+// hanCategory names a Chinese favourite's category in English when it can.
+func hanCategory(w string) string {
+	if c, ok := zhCategories[w]; ok {
+		return c
+	}
+	return w
+}
+
+var hanAnimals = set("狗 小狗 猫 小猫 鱼 金鱼 鸟 兔子 马 仓鼠 乌龟 鹦鹉")
+
+func zh(re, pred, kind string, mode objMode) pattern {
+	return pattern{re: regexp.MustCompile(re), pred: pred, kind: kind, mode: mode}
+}
+
+// hanStop is a run of characters a Chinese object cannot contain.
+const hanStop = `[^，。！？、；：,.!?;:\s]`
+
+var chinesePatterns = []pattern{
+	zh(`我(?:现在|目前|一直)?住在`, "lives in", KindPlace, objHan),
+	func() pattern {
+		p := zh(`我(?:已经|刚|刚刚|最近|去年)?搬(?:家)?(?:到|去)了?`, "lives in", KindPlace, objHan)
+		p.replaces = true
+		return p
+	}(),
+	zh(`我(?:现在|目前)?在(`+hanStop+`{1,12}?)(?:工作|上班)`, "works at", KindOrg, objGroup),
+	zh(`我(?:现在)?是(?:一名|一个|一位|个)?`, "", KindConcept, objHanJob),
+	{re: regexp.MustCompile(`我(?:很|非常|特别|最|真的|也|还|一直|超级|超)*(喜欢|热爱|爱|享受)`),
+		pred: "%s", kind: KindThing, mode: objHan, canon: zhLikeVerbs},
+	zh(`我(?:很|非常|特别|真的|也|还|最)*(?:讨厌|不喜欢|厌恶|恨)`, "dislikes", KindThing, objHan),
+	zh(`我(?:昨天|前天|上周|上个月|去年|最近|刚|刚刚|也|曾经|还)*(?:去了|去过|参观了|游览了|到过)`, "visited", KindPlace, objHan),
+	{re: regexp.MustCompile(`我的(` + zhRelationAlt + `)(?:是|叫|名叫|叫做)`), pred: "has %s", mode: objHanName, canon: zhRelations},
+	zh(`我(?:今年|已经|快)?(\d{1,3}|[一二三四五六七八九十两百]{1,4})岁`, "age", KindConcept, objGroup),
+	zh(`我(?:来自|是从)`, "is from", KindPlace, objHan),
+	zh(`我(?:正在|在|最近在|一直在)?学习|我(?:正在|最近在)学`, "is learning", KindConcept, objHan),
+	zh(`我(?:有|养了|养着|买了)(?:一|两|三|几)?(?:只|条|个|位|辆|台|匹)`, "has", KindThing, objHan),
+	zh(`我(?:会|经常|每周|常常|喜欢)?(?:打|踢)(`+hanStop+`{1,4}球)`, "plays", KindThing, objGroup),
+	zh(`我(?:会|经常|每周|常常|喜欢)?弹`, "plays", KindThing, objHan),
+	{re: regexp.MustCompile(`我最喜欢的(\p{Han}{1,4}?)是`), pred: "favourite %s", kind: KindThing, mode: objHan},
+	{re: regexp.MustCompile(`是我最喜欢的(\p{Han}{1,4})`), pred: "favourite %s", kind: KindThing, mode: objBefore},
+}
+
+// zhHypothetical words before 我 make a clause not a statement (如果我搬到…).
+var zhHypothetical = []string{"如果", "要是", "假如", "希望", "也许", "可能", "是不是", "以为", "想", "你"}
+
+// chineseStatements finds the Chinese first-person statements of a sentence.
+func chineseStatements(s string) []statement {
+	if !strings.Contains(s, "我") {
+		return nil
+	}
+	var out []statement
+	for _, p := range chinesePatterns {
+		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+			if hasAnySuffix(s[:m[0]], zhHypothetical) {
+				continue
+			}
+			if st, ok := p.statement(s, m, true); ok {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// hasAnySuffix reports whether s ends with one of the suffixes.
+func hasAnySuffix(s string, suffixes []string) bool {
+	for _, suf := range suffixes {
+		if strings.HasSuffix(s, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// hanBreaks end a Chinese object: conjunctions, particles and clause words.
+var hanBreaks = []string{"和", "跟", "但", "因为", "所以", "然后", "而且", "的时候", "了", "呢", "吧",
+	"啊", "呀", "哦", "啦", "嘛", "来的", "去", "工作", "上班", "一起", "的话"}
+
+// hanRejectFirst are characters that cannot begin a Chinese object (pronouns, adverbs,
+// particles).
+var hanRejectFirst = []string{"你", "他", "她", "它", "我", "这", "那", "什么", "怎么", "的", "说", "不",
+	"在", "要", "想", "觉得", "真", "很", "太", "也", "都", "还", "就", "才", "个", "会", "能", "是"}
+
+// hanPhrase reads the Chinese (or Latin) phrase at the start of rest, cut at punctuation, white
+// space and hanBreaks; "" when it is empty, longer than max runes, or starts with a pronoun or
+// a function word.
+func hanPhrase(rest string, max int) string {
+	end := len(rest)
+	if i := strings.IndexFunc(rest, func(r rune) bool { return isClausePunct(r) || r == ' ' || r == '\t' }); i >= 0 {
+		end = i
+	}
+	obj := rest[:end]
+	for _, b := range hanBreaks {
+		if i := strings.Index(obj, b); i > 0 {
+			obj = obj[:i]
+		}
+	}
+	obj = strings.TrimSpace(obj)
+	n := utf8.RuneCountInString(obj)
+	if n == 0 || n > max {
+		return ""
+	}
+	for _, r := range hanRejectFirst {
+		if strings.HasPrefix(obj, r) {
+			return ""
+		}
+	}
+	return obj
+}
+
+// hanBefore reads the Chinese phrase that ends before (after its last punctuation).
+func hanBefore(before string) string {
+	if i := strings.LastIndexFunc(before, func(r rune) bool { return isClausePunct(r) || r == ' ' }); i >= 0 {
+		_, size := utf8.DecodeRuneInString(before[i:])
+		before = before[i+size:]
+	}
+	return hanPhrase(before, 12)
+}
+
+// hanJobSuffixes end Chinese job names (老师, 程序员, 医生, 作家 …).
+var hanJobSuffixes = []string{"师", "员", "医生", "家", "手", "工", "者", "长", "官", "士", "匠",
+	"警", "司机", "老板", "经理", "总监", "主管", "记者", "律师", "会计", "秘书", "厨师", "编辑"}
+
+// hanStudents are identities, not jobs.
+var hanStudents = set("学生 大学生 研究生 中学生 小学生 高中生 博士生 留学生")
+
+// hanJob reads "我是X": X人 (a place of origin) is from; a student is a; a job works as.
+func hanJob(obj string) (statement, bool) {
+	switch {
+	case obj == "":
+		return statement{}, false
+	case hanStudents[obj]:
+		return statement{pred: "is a", obj: obj, kind: KindConcept}, true
+	case strings.HasSuffix(obj, "人") && utf8.RuneCountInString(obj) >= 3:
+		return statement{pred: "is from", obj: strings.TrimSuffix(obj, "人"), kind: KindPlace}, true
+	}
+	for _, suf := range hanJobSuffixes {
+		if strings.HasSuffix(obj, suf) {
+			return statement{pred: "works as", obj: obj, kind: KindConcept}, true
+		}
+	}
+	return statement{}, false
+}
+
+// zhNumber turns a Chinese numeral (三十二, 两, 十八) into digits; other text is returned as is.
+func zhNumber(s string) string {
+	if _, err := strconv.Atoi(s); err == nil {
+		return s
+	}
+	digits := map[rune]int{'一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+	total, cur := 0, 0
+	for _, r := range s {
+		switch {
+		case digits[r] > 0:
+			cur = digits[r]
+		case r == '十':
+			if cur == 0 {
+				cur = 1
+			}
+			total += cur * 10
+			cur = 0
+		case r == '百':
+			total += cur * 100
+			cur = 0
+		default:
+			return s
+		}
+	}
+	return strconv.Itoa(total + cur)
+}

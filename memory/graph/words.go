@@ -1,0 +1,172 @@
+package graph
+
+import (
+	_ "embed"
+	"strings"
+)
+
+// commonText is the list of common English words that are never names (see common.txt).
+//
+//go:embed common.txt
+var commonText string
+
+// common holds the words of common.txt.
+var common = func() map[string]bool {
+	m := map[string]bool{}
+	for line := range strings.Lines(commonText) {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		for _, w := range strings.Fields(line) {
+			m[w] = true
+		}
+	}
+	return m
+}()
+
+// set makes a set of the space-separated words of s.
+func set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+var (
+	// determiners are stripped from the start of an object.
+	determiners = set("a an the my our his her their your its some this that these those " +
+		"any each every another one's such both either")
+
+	// cutWords end an object (when they are not its first word): conjunctions, clause starts,
+	// prepositions, time words, fillers.
+	cutWords = set("and but because cause cuz coz bc so which that who whom whose where when " +
+		"while since as if though although or than until till after before whereas unless " +
+		"i i'm i've i'd i'll im we you he she they it it's is was are were will would can could " +
+		"should has had have do does did am been be being " +
+		"in at on with for from about during into by near around over under through without to " +
+		"like via " +
+		"named called originally " +
+		"yesterday today tonight tomorrow recently lately ago now again too also anymore already " +
+		"last next every each this these right soon someday sometime once twice earlier later " +
+		"ever always never lol haha hahaha lmao omg btw either anyway really very such lot lots " +
+		"bit tons ton much together coming going " +
+		"two three four five six seven eight nine ten several")
+
+	// trailing words are stripped from the end of an object.
+	trailing = set("a an the my our his her their your of to for with and or so very really")
+
+	// rejectFirst words cannot begin an object: pronouns and vague words.
+	rejectFirst = set("it this that these those them him her you me us myself yourself himself " +
+		"herself themselves ourselves everything anything something nothing everyone anyone " +
+		"someone somebody nobody all what how why when where who which whether if there here so " +
+		"too very much more lot lots way one ones thing things stuff being doing having getting " +
+		"it's that's to be out up back not no yes just it'll with on in at for around outside about by " +
+		"from into few couple")
+
+	// goVerbs cannot follow "I went to" as a place ("I went to see a film").
+	goVerbs = set("see get buy watch check pick meet visit do make have play help find take hang " +
+		"grab sleep bed work eat talk sit try spend say show hear ask learn start stay go grab " +
+		"relax chill celebrate catch bring")
+
+	// relativeTime words make a useless object ("my birthday is tomorrow").
+	relativeTime = set("yesterday today tonight tomorrow now soon later recently next last")
+)
+
+// Relations a person has ("my sister is Anna" → has sister), with their canonical names. Pets
+// are animals, everyone else a person.
+var relations = map[string]string{
+	"best friend": "best friend", "sister": "sister", "brother": "brother", "mother": "mother",
+	"mom": "mother", "mum": "mother", "father": "father", "dad": "father", "wife": "wife",
+	"husband": "husband", "partner": "partner", "boyfriend": "boyfriend",
+	"girlfriend": "girlfriend", "fiancée": "fiance", "fiancee": "fiance", "fiance": "fiance",
+	"son": "son", "daughter": "daughter", "friend": "friend", "boss": "boss", "cousin": "cousin",
+	"aunt": "aunt", "uncle": "uncle", "grandmother": "grandmother", "grandma": "grandmother",
+	"grandfather": "grandfather", "grandpa": "grandfather", "niece": "niece", "nephew": "nephew",
+	"roommate": "roommate", "colleague": "colleague", "coworker": "colleague",
+	"neighbour": "neighbour", "neighbor": "neighbour", "teacher": "teacher", "mentor": "mentor",
+	"therapist": "therapist", "doctor": "doctor", "baby": "baby", "kid": "child", "child": "child",
+	"dog": "dog", "puppy": "dog", "cat": "cat", "kitten": "cat", "pet": "pet", "horse": "horse",
+	"rabbit": "rabbit", "bunny": "rabbit", "bird": "bird", "parrot": "parrot",
+	"hamster": "hamster", "turtle": "turtle", "snake": "snake", "guinea pig": "guinea pig",
+}
+
+// pets are the relations that are animals.
+var pets = set("dog cat pet horse rabbit bird parrot hamster turtle snake")
+
+// relationAlt is the regexp alternation of the relation words, longest first.
+const relationAlt = `best friend|guinea pig|grandmother|grandfather|girlfriend|boyfriend|colleague|` +
+	`coworker|neighbou?r|roommate|therapist|daughter|fianc(?:ée|ee|e)|brother|partner|husband|` +
+	`grandma|grandpa|kitten|hamster|parrot|rabbit|turtle|sister|mother|father|friend|cousin|` +
+	`nephew|mentor|teacher|doctor|uncle|bunny|niece|horse|puppy|snake|child|aunt|baby|boss|` +
+	`bird|wife|mom|mum|dad|son|kid|dog|cat|pet`
+
+// animals are object heads of kind animal.
+var animals = set("dog dogs puppy puppies cat cats kitten kittens pet pets horse horses rabbit " +
+	"rabbits bunny bird birds parrot hamster turtle snake fish goldfish guinea pig lizard cow " +
+	"chicken chickens goat sheep")
+
+// jobs are heads of "I'm a <job>" that make "works as".
+var jobs = set("teacher nurse doctor engineer developer programmer designer artist writer author " +
+	"chef cook lawyer accountant scientist researcher professor manager consultant analyst " +
+	"architect photographer musician singer dancer painter actor actress pilot driver farmer " +
+	"carpenter plumber electrician mechanic firefighter officer soldier police cop therapist " +
+	"counselor counsellor psychologist dentist pharmacist veterinarian vet librarian journalist " +
+	"editor reporter baker barista waiter waitress cashier clerk secretary assistant " +
+	"receptionist salesperson entrepreneur founder ceo freelancer volunteer coach trainer " +
+	"instructor tutor lecturer intern surgeon paramedic midwife banker broker realtor " +
+	"translator interpreter tailor florist gardener janitor guard")
+
+// notJobs end in a job-like suffix but are not jobs.
+var notJobs = set("mother father brother sister daughter lover fan other member beginner " +
+	"believer better bigger dreamer worrier survivor warrior winner loser sucker loner monster " +
+	"newcomer foreigner stranger partner thinker doer fighter elephant giant tenant immigrant " +
+	"computer number matter order answer wonder power water paper letter summer winter corner " +
+	"center centre color colour error honor humor favor favour major minor neighbor neighbour " +
+	"visitor senior junior mirror mess bit lot person romantic planner perfectionist " +
+	"homebody introvert extrovert ambivert christian vegetarian")
+
+// identities are heads of "I'm a <noun>" that make "is a".
+var identities = set("woman man girl boy guy person mom mother dad father parent wife husband " +
+	"student vegetarian vegan introvert extrovert christian muslim buddhist hindu jew atheist " +
+	"feminist grandmother grandfather grandma grandpa homeowner retiree")
+
+// personVerbs following a capitalised run make it a person.
+var personVerbs = set("said says told asks asked thinks thought wants wanted loves loved likes " +
+	"liked went goes came comes called calls wrote writes lives lived works worked texted " +
+	"messaged replied smiled laughed cried and himself herself who")
+
+// speechVerbs after a sentence-initial capitalised word make it a name.
+var speechVerbs = set("said says told asked asks texted messaged replied called wrote writes")
+
+// personBefore words preceding a capitalised run make it a person.
+var personBefore = set("hey hi hello thanks thank dear with met meet named called miss bro sis " +
+	"congrats congratulations")
+
+// placeBefore words preceding a capitalised run make it a place.
+var placeBefore = set("in at to from near visited visit around across into")
+
+// talkTo verbs make the object of "to"/"from" a person ("I talked to Anna").
+var talkTo = set("talk talked talking spoke speak speaking said say listen listened wrote write " +
+	"writing reached introduced married sent send gave give told reply replied tell telling " +
+	"letter message text gift call called calling thanks")
+
+// titles inside a capitalised run make it a person.
+var titles = set("mr mr. mrs mrs. ms ms. dr dr. miss aunt uncle grandma grandpa sir madam")
+
+// orgSuffixes ending a capitalised run make it an organisation.
+var orgSuffixes = set("inc inc. corp corp. ltd ltd. llc co co. company corporation university " +
+	"college school institute bank group club foundation association society academy hospital " +
+	"church agency labs studio studios team")
+
+// orgPrefixes beginning a capitalised run of several words make it an organisation ("Bank of
+// America").
+var orgPrefixes = set("bank university college institute school academy church company")
+
+// nameStarts are common words that begin many names ("New York", "The Beatles"); they are kept
+// at the start of a name of several words.
+var nameStarts = set("new good big little old north south east west great united saint st san " +
+	"los las la mount lake fort royal national grand central")
+
+// nameLinks may join two capitalised words into one name ("Bank of America").
+var nameLinks = set("of de da del della van von du la le the &")
