@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/config"
@@ -57,6 +58,10 @@ type memOptions struct {
 	// Seen, when set, is called with every text the store and the kernel tokenise (it must be
 	// safe for concurrent use).
 	Seen func(text string)
+	// Clock, when set, is the kernel's and the store's clock.
+	Clock func() time.Time
+	// Extractor is memory.extractor ("": homed's default, auto).
+	Extractor string
 }
 
 // newMemKernel builds a started kernel the way homed does: a real SQLite file indexed with the
@@ -74,12 +79,16 @@ func newMemKernel(t *testing.T, o memOptions) memKernel {
 	if o.Recent > 0 {
 		cfg.Memory.Recent = o.Recent
 	}
+	if o.Extractor != "" {
+		cfg.Memory.Extractor = o.Extractor
+	}
+	cfg.Memory.GCInterval.Duration = 0 // tests run memgc on demand
 	tokens := tok.Tokens
 	if o.Seen != nil {
 		tokens = func(text string) ([]string, error) { o.Seen(text); return tok.Tokens(text) }
 	}
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Tokenize: tokens, Expand: lex.Expand})
+	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Tokenize: tokens, Expand: lex.Expand, Clock: o.Clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +104,7 @@ func newMemKernel(t *testing.T, o memOptions) memKernel {
 			return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy, MaxRetries: -1})
 		},
 		Tokens: tokens,
+		Clock:  o.Clock,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -425,11 +425,11 @@ func (c *Config) Validate() error {
 	if c.Memory.WindowTokens < 256 {
 		bad("memory.window_tokens must be at least 256, got %d", c.Memory.WindowTokens)
 	}
-	if c.Memory.DistillAccesses < 0 {
-		bad("memory.distill_accesses must not be negative, got %d", c.Memory.DistillAccesses)
+	if c.Memory.DistillAccesses < 1 {
+		bad("memory.distill_accesses must be at least 1, got %d", c.Memory.DistillAccesses)
 	}
-	if c.Memory.DistillIdle.Duration < 0 {
-		bad("memory.distill_idle must not be negative, got %s", c.Memory.DistillIdle.Duration)
+	if c.Memory.DistillIdle.Duration <= 0 {
+		bad("memory.distill_idle must be positive, got %s", c.Memory.DistillIdle.Duration)
 	}
 	if c.Memory.GCInterval.Duration < 0 || (c.Memory.GCInterval.Duration > 0 && c.Memory.GCInterval.Duration < time.Minute) {
 		bad("memory.gc_interval must be 0 (on demand only) or at least 1m, got %s", c.Memory.GCInterval.Duration)

@@ -1,0 +1,132 @@
+//go:build integration
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
+)
+
+// graphEnv is an installation whose memory distils quickly: a small window (older turns sink
+// to L2 at once), events idle after a millisecond, the LLM-free extractor.
+func graphEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.config, "hologram"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[memory]\nwindow_tokens = 256\nrecent = 2\ndistill_idle = \"1ms\"\nextractor = \"rules\"\ngc_interval = \"0s\"\n"
+	if err := os.WriteFile(filepath.Join(e.config, "hologram", "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// factLines renders a graph's triples as sorted "subject predicate object" lines.
+func factLines(g client.GraphPage) []string {
+	var out []string
+	for _, tr := range g.Triples {
+		out = append(out, strings.ToLower(tr.SubjectName+" | "+tr.Predicate+" | "+tr.ObjectName))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestWaiterMemoryGraphGCForgetExportImport drives the graph through real homed and waiter
+// processes: turns sink to L2, `waiter memory gc` distils them, `waiter memory graph` shows the
+// facts, a JSON export restores into a second installation with the same graph, `waiter memory
+// forget` deletes a fact with its only source, and JSONL and Markdown exports come out.
+func TestWaiterMemoryGraphGCForgetExportImport(t *testing.T) {
+	e := graphEnv(t)
+	fake := llmtest.NewServer(t)
+	e.start()
+	e.addProvider(fake.URL(), "k")
+	for _, s := range []string{
+		"I live in Porto, near the river.",
+		"My sister is called Beatriz and she paints.",
+		"I work at Acme Labs as an engineer on the night shift.",
+		"Tell me something about the weather in spring please.",
+		"What a long day it was, I need some rest now.",
+	} {
+		e.ask(s)
+	}
+	var rep client.GCReport
+	e.waiterJSON(&rep, "memory", "gc", "--json")
+	if rep.Distilled == 0 || rep.Triples == 0 || rep.Extractor != "rules" {
+		t.Fatalf("waiter memory gc = %+v; want events distilled into triples by the rules", rep)
+	}
+	var g client.GraphPage
+	e.waiterJSON(&g, "memory", "graph", "--json")
+	facts := factLines(g)
+	if !slices.Contains(facts, "owner | lives in | porto") || g.Total != len(g.Entities) {
+		t.Fatalf("waiter memory graph = %q (total %d, %d entities)", facts, g.Total, len(g.Entities))
+	}
+	// A rerun adds nothing.
+	var again client.GCReport
+	e.waiterJSON(&again, "memory", "gc", "--json")
+	if again.Triples != 0 || again.Distilled != 0 {
+		t.Fatalf("second gc = %+v; want nothing new", again)
+	}
+
+	// Full backup into a second installation: the same graph.
+	backup := filepath.Join(e.root, "backup.json")
+	if _, errOut, code := e.waiter("", nil, "memory", "export", "--out", backup); code != 0 {
+		t.Fatalf("memory export: exit %d: %s", code, errOut)
+	}
+	e2 := graphEnv(t)
+	e2.start()
+	if out, errOut, code := e2.waiter("", nil, "memory", "import", backup); code != 0 {
+		t.Fatalf("memory import: exit %d: %s %s", code, out, errOut)
+	}
+	var g2 client.GraphPage
+	e2.waiterJSON(&g2, "memory", "graph", "--json")
+	if got := factLines(g2); !slices.Equal(got, facts) {
+		t.Fatalf("restored graph = %q; want %q", got, facts)
+	}
+	// Importing the same backup again is refused: a restore needs an empty memory.
+	if _, errOut, code := e2.waiter("", nil, "memory", "import", backup); code == 0 || !strings.Contains(errOut, "empty memory") {
+		t.Fatalf("second import: exit %d: %s; want a refusal naming the empty memory", code, errOut)
+	}
+
+	// Forget the only source of the Porto fact: the fact goes with it.
+	var porto client.Triple
+	for _, tr := range g.Triples {
+		if strings.EqualFold(tr.ObjectName, "porto") && tr.Predicate == "lives in" {
+			porto = tr
+		}
+	}
+	if len(porto.Sources) != 1 {
+		t.Fatalf("the Porto fact's sources = %v; want one event", porto.Sources)
+	}
+	var fr client.ForgetResult
+	e.waiterJSON(&fr, "memory", "forget", "--json", strconv.FormatInt(porto.Sources[0], 10))
+	if fr.Events != 1 || fr.Triples < 1 {
+		t.Fatalf("waiter memory forget = %+v", fr)
+	}
+	var after client.GraphPage
+	e.waiterJSON(&after, "memory", "graph", "--json")
+	if slices.Contains(factLines(after), "owner | lives in | porto") {
+		t.Fatalf("a forgotten fact is still in the graph: %q", factLines(after))
+	}
+
+	// JSONL (the MCP memory server's format) and Markdown come out.
+	out, errOut, code := e.waiter("", nil, "memory", "export", "--format", "jsonl")
+	if code != 0 || !strings.Contains(out, `"type":"relation"`) || !strings.Contains(out, `"entityType"`) {
+		t.Fatalf("jsonl export: exit %d: %.300s %s", code, out, errOut)
+	}
+	mdDir := filepath.Join(e.root, "md")
+	if _, errOut, code := e.waiter("", nil, "memory", "export", "--format", "markdown", "--out", mdDir); code != 0 {
+		t.Fatalf("markdown export: exit %d: %s", code, errOut)
+	}
+	if ents, err := os.ReadDir(filepath.Join(mdDir, "entities")); err != nil || len(ents) == 0 {
+		t.Fatalf("markdown export wrote no entity files: %v %v", ents, err)
+	}
+}
+

@@ -1,0 +1,251 @@
+package kernel_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// factsReply is an extraction reply of the LLM.
+func factsReply(facts ...map[string]any) llmtest.Reply {
+	for _, f := range facts {
+		for _, k := range []string{"subject_kind", "object_kind"} {
+			if _, ok := f[k]; !ok {
+				f[k] = "thing"
+			}
+		}
+		if _, ok := f["replaces"]; !ok {
+			f["replaces"] = false
+		}
+		if _, ok := f["valid_from"]; !ok {
+			f["valid_from"] = ""
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"facts": facts})
+	return llmtest.Reply{Text: "```json\n" + string(b) + "\n```"}
+}
+
+// ingest stores owner messages in the main session and returns their ids.
+func ingest(t *testing.T, k memKernel, texts ...string) []int64 {
+	t.Helper()
+	evs := make([]kernel.IngestEvent, len(texts))
+	for i, s := range texts {
+		evs[i] = kernel.IngestEvent{Session: "main", Content: s}
+	}
+	out, err := k.Ingest(testCtx(t), evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, len(out))
+	for i, e := range out {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// currentFacts renders the graph's current triples as "subject predicate object" lines.
+func currentFacts(t *testing.T, k memKernel) []string {
+	t.Helper()
+	page, err := k.Graph(testCtx(t), client.GraphQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tr := range page.Triples {
+		out = append(out, strings.ToLower(tr.SubjectName+" "+tr.Predicate+" "+tr.ObjectName))
+	}
+	return out
+}
+
+// TestMemoryGCDistilsRecallsCorrectsAndForgets is the graph's path through the kernel: events
+// cool to L2, memgc distils them with the LLM (a real HTTP provider), the facts come back into the
+// next turn's prompt, a correction supersedes, and forgetting the source deletes the fact.
+func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
+	clock := newFakeClock()
+	k := newMemKernel(t, memOptions{WindowTokens: 256, Recent: 2, Clock: clock.Now, Extractor: "llm"})
+	fake := withFake(t, k)
+	ctx := testCtx(t)
+
+	ids := ingest(t, k, "I live in Berlin these days.", "My sister is called Anna.", "The weather is nice.", "Ok, talk later.")
+
+	// Not idle yet: nothing to cool or distil.
+	rep, err := k.MemoryGC(ctx)
+	if err != nil || rep.Cooled != 0 || rep.Distilled != 0 {
+		t.Fatalf("MemoryGC on a fresh memory = %+v, %v; want nothing done", rep, err)
+	}
+	// A day later the session cools (all but the 2 recent events sink); three days later they
+	// are idle enough to distil.
+	clock.Advance(73 * time.Hour)
+	fake.Script(factsReply(
+		map[string]any{"subject": "owner", "subject_kind": "person", "predicate": "lives in", "object": "Berlin", "object_kind": "place", "sources": []int64{ids[0]}},
+		map[string]any{"subject": "owner", "subject_kind": "person", "predicate": "has sister", "object": "Anna", "object_kind": "person", "sources": []int64{ids[1]}},
+	))
+	rep, err = k.MemoryGC(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Cooled != 2 || rep.Distilled != 2 || rep.Triples != 2 || rep.Extractor != "llm" {
+		t.Fatalf("MemoryGC = %+v; want 2 cooled, 2 distilled, 2 triples by the llm", rep)
+	}
+	reqs := fake.Requests()
+	if p := promptText(reqs, len(reqs)-1); !strings.Contains(p, "I live in Berlin") || !strings.Contains(p, fmt.Sprint(ids[0])) {
+		t.Fatalf("the extraction prompt lacks the cold events and their ids:\n%s", p)
+	}
+	for _, id := range ids[:2] {
+		hits, err := k.Store.Events(ctx, []int64{id})
+		if err != nil || len(hits) != 1 || hits[0].Event.Layer != memory.LayerL2 || !hits[0].Event.Distilled {
+			t.Fatalf("event %d after distillation = %+v, %v; want L2 and distilled", id, hits, err)
+		}
+	}
+	if got := currentFacts(t, k); len(got) != 2 || got[0] != "owner lives in berlin" {
+		t.Fatalf("graph after distillation = %q", got)
+	}
+
+	// A rerun finds nothing new: no duplicate triples.
+	if rep, err := k.MemoryGC(ctx); err != nil || rep.Distilled != 0 || rep.Triples != 0 {
+		t.Fatalf("second MemoryGC = %+v, %v; want nothing done", rep, err)
+	}
+
+	// The facts reach the next turn's prompt through pre_action.
+	fake.Script(llmtest.Reply{Text: "You live in Berlin."})
+	n := len(fake.Requests())
+	chat(t, k, "main", "Where do I live now?")
+	if p := promptText(fake.Requests(), n); !strings.Contains(p, "Known facts") || !strings.Contains(p, "owner lives in Berlin") {
+		t.Fatalf("the turn's prompt lacks the recalled fact:\n%s", p)
+	}
+
+	// A correction supersedes the old fact; it never overwrites it.
+	moved := ingest(t, k, "I moved to Munich last week.", "filler one", "filler two", "filler three")
+	clock.Advance(73 * time.Hour)
+	fake.Script(factsReply(map[string]any{"subject": "owner", "subject_kind": "person", "predicate": "lives in", "object": "Munich",
+		"object_kind": "place", "sources": []int64{moved[0]}, "replaces": true}))
+	if _, err := k.MemoryGC(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := k.Graph(ctx, client.GraphQuery{History: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var berlin, munich client.Triple
+	for _, tr := range page.Triples {
+		switch tr.ObjectName {
+		case "Berlin":
+			berlin = tr
+		case "Munich":
+			munich = tr
+		}
+	}
+	if munich.ID == 0 || berlin.SupersededBy != munich.ID || berlin.ValidTo.IsZero() {
+		t.Fatalf("after the correction: Berlin %+v, Munich %+v; want Berlin superseded by Munich", berlin, munich)
+	}
+
+	// Forgetting the only source deletes the fact, and it leaves recall.
+	res, err := k.Forget(ctx, []int64{moved[0]})
+	if err != nil || res.Events != 1 || res.Triples != 1 {
+		t.Fatalf("Forget = %+v, %v; want 1 event and 1 triple", res, err)
+	}
+	for _, f := range currentFacts(t, k) {
+		if strings.Contains(f, "munich") {
+			t.Fatalf("a forgotten fact is still current: %q", f)
+		}
+	}
+	hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "moved to Munich"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.ID == moved[0] {
+			t.Fatalf("a forgotten event is still recalled: %+v", h)
+		}
+	}
+	if _, err := k.Forget(ctx, []int64{moved[0]}); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("forgetting it again = %v; want ErrNotFound", err)
+	}
+}
+
+// TestMemoryGCFallsBackToRules: with a model that answers garbage, distillation still happens
+// with the LLM-free extractor, and says so.
+func TestMemoryGCFallsBackToRules(t *testing.T) {
+	clock := newFakeClock()
+	k := newMemKernel(t, memOptions{WindowTokens: 256, Recent: 1, Clock: clock.Now, Extractor: "llm"})
+	fake := withFake(t, k)
+	ingest(t, k, "I live in Lisbon.", "I work at Acme Corp.", "bye")
+	clock.Advance(73 * time.Hour)
+	fake.Script(llmtest.Reply{Text: "no JSON here"}, llmtest.Reply{Text: "still none"}, llmtest.Reply{Text: "{}"})
+	rep, err := k.MemoryGC(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Extractor != "llm+rules" || rep.Distilled != 2 || rep.Triples == 0 {
+		t.Fatalf("MemoryGC = %+v; want the rules to take over", rep)
+	}
+	facts := strings.Join(currentFacts(t, k), "\n")
+	if !strings.Contains(facts, "lives in lisbon") {
+		t.Fatalf("the rules extractor's facts = %q", facts)
+	}
+}
+
+// TestDeclaredSceneFromChannelSession: messages of a channel session with a partner build its
+// declared scene.
+func TestDeclaredSceneFromChannelSession(t *testing.T) {
+	k := newMemKernel(t, memOptions{})
+	ctx := testCtx(t)
+	mustCreate(t, k, client.Session{ID: "qq-g1", Channel: "qq", Partner: "group_1", Scope: "group:1"})
+	if _, err := k.Ingest(ctx, []kernel.IngestEvent{{Session: "qq-g1", Content: "hello all", Partner: "alice"}, {Session: "qq-g1", Content: "hi alice", Partner: "bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	k.SettleMemory()
+	scenes, err := k.Scenes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *client.Scene
+	for i := range scenes {
+		if scenes[i].Key == "chan:qq/peer:group_1" {
+			got = &scenes[i]
+		}
+	}
+	if got == nil || !got.Declared || got.Occurrences != 2 || got.Features["channel:qq"] != 1 {
+		t.Fatalf("scenes = %+v; want the declared chan:qq/peer:group_1 seen twice", scenes)
+	}
+	hist, err := k.Store.History(ctx, "qq-g1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range hist {
+		if e.Scene != got.Key {
+			t.Fatalf("event %d has scene %q; want %q", e.ID, e.Scene, got.Key)
+		}
+	}
+}
