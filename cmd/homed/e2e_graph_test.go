@@ -129,4 +129,3 @@ func TestWaiterMemoryGraphGCForgetExportImport(t *testing.T) {
 		t.Fatalf("markdown export wrote no entity files: %v %v", ents, err)
 	}
 }
-
