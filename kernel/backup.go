@@ -74,6 +74,7 @@ func (k *Kernel) afterRestore(ctx context.Context) error {
 	m.partnersMu.Lock()
 	m.partners = nil
 	m.partnersMu.Unlock()
+	m.scenes.Invalidate()
 	return k.reloadProviders(ctx)
 }
 

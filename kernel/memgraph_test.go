@@ -249,3 +249,30 @@ func TestDeclaredSceneFromChannelSession(t *testing.T) {
 		}
 	}
 }
+
+// TestSceneBoostPrefersTheAskersScene: the same words said in two conversations rank first
+// where the question is asked.
+func TestSceneBoostPrefersTheAskersScene(t *testing.T) {
+	k := newMemKernel(t, memOptions{})
+	ctx := testCtx(t)
+	mustCreate(t, k, client.Session{ID: "qq-bob", Channel: "qq", Partner: "bob"})
+	mustCreate(t, k, client.Session{ID: "mail-carol", Channel: "mail", Partner: "carol"})
+	ids := map[string]int64{}
+	for _, s := range []string{"qq-bob", "mail-carol"} {
+		out, err := k.Ingest(ctx, []kernel.IngestEvent{{Session: s, Content: "the boat trip is on the third of June"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[s] = out[0].ID
+	}
+	k.SettleMemory()
+	for _, asker := range []string{"qq-bob", "mail-carol"} {
+		hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "when is the boat trip?", Session: asker, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 2 || hits[0].ID != ids[asker] || !strings.Contains(hits[0].Reason, "scene") || hits[0].Score <= hits[1].Score {
+			t.Fatalf("asked in %s: %+v; want its own event first, lifted by its scene", asker, hits)
+		}
+	}
+}

@@ -306,10 +306,16 @@ func (m *mem) activeScenes(ctx context.Context, session, text string) (map[strin
 	if session == "" {
 		session = defaultSession
 	}
-	obs, key, err := m.sceneObs(ctx, session, "", text, nil, time.Time{})
+	// The asker's situation: channel and partner. Not the query's topics (its words already
+	// count in BM25; counting them again as scene features cost recall on the benchmark), and
+	// not the time of day (the moment of asking says little about what is asked, and it made
+	// the benchmark depend on the hour it ran): docs/benchmarks.md.
+	obs, key, err := m.sceneObs(ctx, session, "", "", nil, time.Time{})
+	obs.Time = time.Time{}
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil, nil
 	}
+
 	if err != nil {
 		return nil, err
 	}

@@ -50,9 +50,10 @@ const (
 	maxNeighbour = 60   // events whose neighbours are fetched for the context step: 4 per result, at most 60
 	besidePen    = 0.85 // past the first pureTop, an event right beside one chosen competes at this fraction
 	pureTop      = 4    // the first picks are pure relevance (an answer often spans adjacent turns)
-	// sceneBoost: score × (1 + sceneBoost × similarity) for events of a scene the asker is in.
-	// A conservative first value, not yet measured on the recall benchmark: it lifts an event
-	// by a quarter at most, a third of partnerBoost.
+	// sceneBoost: score × (1 + sceneBoost × similarity) for events of a scene the asker is in
+	// (its channel and partner). A quarter at most, a third of partnerBoost. LoCoMo has one
+	// channel, so it cannot show what scenes are for; there it moves results by a question or
+	// two either way at 0.1–0.5 (docs/benchmarks.md); tests show the ranking it is for.
 	sceneBoost = 0.25
 )
 

@@ -346,9 +346,9 @@ func TestDistillLimit(t *testing.T) {
 	tests := []struct {
 		limit, events, batches int
 	}{
-		{limit: 3, events: 3, batches: 2}, // a: 2 events, b: 1 (the oldest 3, per session)
+		{limit: 3, events: 3, batches: 2}, // the oldest 3: a has 2, b 1
 		{limit: 5, events: 5, batches: 2},
-		{limit: 0, events: 2, batches: 1},
+		{limit: 0, events: 2, batches: 2}, // b then a
 		{limit: 0, events: 0, batches: 0},
 	}
 	for i, tt := range tests {

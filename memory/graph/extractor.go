@@ -20,7 +20,8 @@ import (
 	"github.com/hologramagent/hologram/memory"
 )
 
-// Extractor reads facts from events.
+// Extractor reads facts from events (ARCHITECTURE.md §4: distillation extracts with an LLM and
+// a JSON schema, validated and retried, and falls back to LLM-free rules).
 type Extractor interface {
 	// Name is the origin recorded on what the extractor produces ("rules", "llm").
 	Name() string

@@ -99,8 +99,11 @@ func loadObservations(t *testing.T) []observation {
 	for _, s := range samples {
 		turns := map[string]locomoTurn{}
 		var names [2]string
-		json.Unmarshal(s.Conversation["speaker_a"], &names[0])
-		json.Unmarshal(s.Conversation["speaker_b"], &names[1])
+		for i, k := range []string{"speaker_a", "speaker_b"} {
+			if err := json.Unmarshal(s.Conversation[k], &names[i]); err != nil {
+				t.Fatalf("%s %s: %v", s.SampleID, k, err)
+			}
+		}
 		for k, raw := range s.Conversation {
 			if !strings.HasPrefix(k, "session_") || strings.HasSuffix(k, "date_time") {
 				continue
@@ -126,7 +129,9 @@ func loadObservations(t *testing.T) []observation {
 						t.Fatalf("%s %s: observation %s is not [text, dia_id]", s.SampleID, k, item)
 					}
 					o := observation{speaker: who, speakers: names}
-					json.Unmarshal(pair[0], &o.text)
+					if err := json.Unmarshal(pair[0], &o.text); err != nil {
+						t.Fatalf("%s %s: observation text: %v", s.SampleID, k, err)
+					}
 					for _, id := range diaIDs(pair[1]) {
 						if tu, ok := turns[id]; ok {
 							o.turns = append(o.turns, tu)

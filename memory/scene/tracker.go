@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -54,7 +55,29 @@ type Tracker struct {
 	store memory.SceneStore
 	opts  Options
 
-	mu sync.Mutex // serialises read-modify-write cycles on the store
+	mu    sync.Mutex     // serialises read-modify-write cycles on the store, guards cache
+	cache []memory.Scene // every stored scene (pending ones too); nil: not loaded
+}
+
+// all returns every stored scene, from the cache (loaded on first use). Callers hold t.mu and
+// must not modify the scenes.
+func (t *Tracker) all(ctx context.Context) ([]memory.Scene, error) {
+	if t.cache == nil {
+		all, err := t.store.Scenes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t.cache = append(make([]memory.Scene, 0, len(all)), all...)
+	}
+	return t.cache, nil
+}
+
+// Invalidate forgets the cached scenes: call it after writing scenes to the store other than
+// through the Tracker (a restore).
+func (t *Tracker) Invalidate() {
+	t.mu.Lock()
+	t.cache = nil
+	t.mu.Unlock()
 }
 
 // NewTracker returns a Tracker over store.
@@ -99,7 +122,7 @@ func (t *Tracker) Observe(ctx context.Context, o Obs, declaredKey string, events
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	all, err := t.store.Scenes(ctx)
+	all, err := t.all(ctx)
 	if err != nil {
 		return "", fmt.Errorf("scene observe: %w", err)
 	}
@@ -131,8 +154,15 @@ func (t *Tracker) Observe(ctx context.Context, o Obs, declaredKey string, events
 			t.recur(&s, now)
 		}
 	}
-	if _, err := t.store.PutScene(ctx, s); err != nil {
+	stored, err := t.store.PutScene(ctx, s)
+	if err != nil {
+		t.cache = nil // the store may or may not hold it
 		return "", fmt.Errorf("scene observe %s: %w", s.Key, err)
+	}
+	if i := slices.IndexFunc(t.cache, func(x memory.Scene) bool { return x.Key == stored.Key }); i >= 0 {
+		t.cache[i] = stored
+	} else {
+		t.cache = append(t.cache, stored)
 	}
 	if len(events) > 0 {
 		if err := t.store.SetScene(ctx, events, s.Key); err != nil {
@@ -163,7 +193,9 @@ func (t *Tracker) Match(ctx context.Context, o Obs, declaredKey string) (map[str
 	} else {
 		fp = Features(o, t.opts.Location)
 	}
-	all, err := t.store.Scenes(ctx)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	all, err := t.all(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scene match: %w", err)
 	}
@@ -182,7 +214,9 @@ func (t *Tracker) Match(ctx context.Context, o Obs, declaredKey string) (map[str
 // Scenes returns the declared and emergent scenes (pending candidates left out) with their
 // strength decayed to now, strongest first (ties by key).
 func (t *Tracker) Scenes(ctx context.Context) ([]memory.Scene, error) {
-	all, err := t.store.Scenes(ctx)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	all, err := t.all(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scenes: %w", err)
 	}
@@ -210,10 +244,11 @@ func (t *Tracker) Scenes(ctx context.Context) ([]memory.Scene, error) {
 func (t *Tracker) Decay(ctx context.Context) (removed int, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	all, err := t.store.Scenes(ctx)
+	all, err := t.all(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("scene decay: %w", err)
 	}
+	defer func() { t.cache = nil }() // reloaded on next use
 	now := t.opts.Clock()
 	var errs []error
 	for _, s := range all {
