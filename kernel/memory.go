@@ -437,7 +437,25 @@ func (t coldQueryTool) Run(ctx context.Context, args json.RawMessage) (string, e
 	if err != nil {
 		return "", err
 	}
+	v, err := t.m.viewerOf(ctx, tr.Session)
+	if err != nil {
+		return "", err
+	}
+	facts, err := t.m.recallFacts(ctx, v, a.Query, min(a.K, autoRecallFacts))
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if len(facts) > 0 {
+		b.WriteString("Known facts:\n")
+		for _, f := range facts {
+			b.WriteString("- " + describeFact(f.t) + "\n")
+		}
+	}
 	if len(hits) == 0 {
+		if b.Len() > 0 {
+			return b.String() + "No cold events matched.\n", nil
+		}
 		return "nothing found in cold memory", nil
 	}
 	ids := make([]int64, len(hits))
@@ -461,7 +479,9 @@ func (t coldQueryTool) Run(ctx context.Context, args json.RawMessage) (string, e
 		back[i] = h.Event
 	}
 	t.m.addToWindows(back)
-	var b strings.Builder
+	if b.Len() > 0 {
+		b.WriteString("Events:\n")
+	}
 	for _, h := range hits {
 		b.WriteString(describe(h.Event))
 		b.WriteByte('\n')

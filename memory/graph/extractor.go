@@ -113,13 +113,12 @@ func speaker(e memory.Event, owner string) string {
 	return owner
 }
 
-// mentioner is the subject of an event's mentions facts: the speaker, "assistant", or the tool.
+// mentioner is the subject of an event's mentions facts: the speaker or the tool ("" for the
+// assistant, whose events give no facts).
 func mentioner(e memory.Event, owner string) (name, kind string) {
 	switch e.Role {
 	case memory.RoleUser:
 		return speaker(e, owner), KindPerson
-	case memory.RoleAssistant:
-		return "assistant", KindPerson
 	case memory.RoleTool:
 		if n := strings.TrimSpace(e.ToolName); n != "" {
 			return "tool " + n, KindThing

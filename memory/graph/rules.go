@@ -30,8 +30,9 @@ type RulesOptions struct {
 // Paris", "我住在北京", "my sister is Anna") and named-entity mentions (runs of capitalised
 // words). It needs no model and no data files. A Rules is safe for concurrent use.
 //
-// Only user events state facts about their speaker (the event's Partner, or the owner);
-// assistant and tool events give only mentions. Questions state nothing.
+// Only user events state facts about their speaker (the event's Partner, or the owner); tool
+// results give only mentions. Assistant events give nothing: the model mostly restates what it
+// was told, and what it says is not the owner's world. Questions state nothing.
 type Rules struct {
 	owner       string
 	mentions    bool
