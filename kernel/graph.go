@@ -77,32 +77,35 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 		ents = ents[:q.Limit]
 		page.Next = strconv.FormatInt(ents[len(ents)-1].ID, 10)
 	}
-	visible, err := m.entityIDs(ctx, scope)
-	if err != nil {
+	if page.Total, err = m.store.CountEntities(ctx, memory.OwnerViewer, scope); err != nil {
 		return client.GraphPage{}, mapErr(err)
 	}
-	page.Total = len(visible)
 	if len(ents) == 0 {
 		return page, nil
 	}
-	last := ents[len(ents)-1].ID
-	seen := map[int64]bool{}
-	var sources []int64
-	for _, e := range ents {
-		page.Entities = append(page.Entities, entityOut(e))
-		ts, err := m.allTriples(ctx, memory.TripleQuery{Viewer: memory.OwnerViewer, Entity: e.ID, History: q.History, Scope: scope})
-		if err != nil {
+	// With a scope filter an edge is shown only when both its ends are of that scope.
+	var inScope map[int64]bool
+	if scope != nil {
+		if inScope, err = m.entityIDs(ctx, scope); err != nil {
 			return client.GraphPage{}, mapErr(err)
 		}
-		for _, t := range ts {
-			// An edge travels with the page of its later endpoint: both ends are known by then.
-			if seen[t.ID] || max(t.Subject, t.Object) > last || max(t.Subject, t.Object) <= after || !visible[t.Subject] || !visible[t.Object] {
-				continue
-			}
-			seen[t.ID] = true
-			page.Triples = append(page.Triples, tripleOut(t))
-			sources = append(sources, t.Sources...)
+	}
+	for _, e := range ents {
+		page.Entities = append(page.Entities, entityOut(e))
+	}
+	// An edge travels with the page of its later endpoint: both ends are known by then.
+	ts, err := m.allTriples(ctx, memory.TripleQuery{Viewer: memory.OwnerViewer, History: q.History, Scope: scope,
+		EndpointAfter: after, EndpointUpTo: ents[len(ents)-1].ID})
+	if err != nil {
+		return client.GraphPage{}, mapErr(err)
+	}
+	var sources []int64
+	for _, t := range ts {
+		if inScope != nil && (!inScope[t.Subject] || !inScope[t.Object]) {
+			continue
 		}
+		page.Triples = append(page.Triples, tripleOut(t))
+		sources = append(sources, t.Sources...)
 	}
 	slices.SortFunc(page.Triples, func(a, b client.Triple) int { return int(a.ID - b.ID) })
 	if q.Events > 0 && len(sources) > 0 {
@@ -136,7 +139,7 @@ func (m *mem) entityIDs(ctx context.Context, scope *memory.Scope) (map[int64]boo
 // allTriples pages through every triple matching q.
 func (m *mem) allTriples(ctx context.Context, q memory.TripleQuery) ([]memory.Triple, error) {
 	var out []memory.Triple
-	q.Limit = 1000
+	q.Limit = 5000
 	for {
 		ts, err := m.store.Triples(ctx, q)
 		if err != nil {

@@ -276,3 +276,56 @@ func TestSceneBoostPrefersTheAskersScene(t *testing.T) {
 		}
 	}
 }
+
+// TestBackupSecretsOnlyWhenAsked: a full backup leaves provider keys out unless asked; with
+// them, a restore into another installation (another codec key) seals them again and the
+// provider works there.
+func TestBackupSecretsOnlyWhenAsked(t *testing.T) {
+	const key = "sk-very-secret-4711"
+	k := newMemKernel(t, memOptions{})
+	ctx := testCtx(t)
+	fake := llmtest.NewServer(t)
+	if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "fake", BaseURL: fake.URL(), Model: "fake-1", APIKey: key}); err != nil {
+		t.Fatal(err)
+	}
+	chat(t, k, "main", "remember the blue door")
+
+	var plain, withKeys strings.Builder
+	if err := k.ExportMemory(ctx, client.ExportRequest{Format: client.FormatJSON}, &plain); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), key) || strings.Contains(plain.String(), "api_key_sealed") {
+		t.Fatalf("a backup without --include-secrets holds the key:\n%s", plain.String())
+	}
+	if !strings.Contains(plain.String(), "blue door") || !strings.Contains(plain.String(), fake.URL()) {
+		t.Fatalf("the backup lacks the conversation or the provider:\n%.2000s", plain.String())
+	}
+	if err := k.ExportMemory(ctx, client.ExportRequest{Format: client.FormatJSON, IncludeSecrets: true}, &withKeys); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(withKeys.String(), key) {
+		t.Fatal("a backup with secrets lacks the provider key")
+	}
+
+	k2 := newMemKernel(t, memOptions{})
+	rep, err := k2.ImportMemory(ctx, client.FormatJSON, strings.NewReader(withKeys.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Events == 0 || rep.Settings == 0 {
+		t.Fatalf("import report %+v", rep)
+	}
+	n := len(fake.Requests())
+	chat(t, k2, "main", "which door?")
+	reqs := fake.Requests()
+	if len(reqs) <= n || reqs[n].Auth != "Bearer "+key {
+		t.Fatalf("the restored provider sent %+v; want the key re-sealed and used", reqs[n:])
+	}
+	if p := promptText(reqs, n); !strings.Contains(p, "blue door") {
+		t.Fatalf("the restored memory is not in the prompt:\n%s", p)
+	}
+	// Into a memory that is not empty: refused, nothing changes.
+	if _, err := k2.ImportMemory(ctx, client.FormatJSON, strings.NewReader(plain.String())); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("a second restore = %v; want ErrInvalid (needs an empty memory)", err)
+	}
+}

@@ -28,7 +28,7 @@ var memAssets struct {
 
 // sharedAssets returns the tokenizer and lexicon, loaded (jieba included) so that indexing and
 // queries tokenise alike from the first event on.
-func sharedAssets(t *testing.T) (*embed.Tokenizer, *embed.Lexicon) {
+func sharedAssets(t testing.TB) (*embed.Tokenizer, *embed.Lexicon) {
 	t.Helper()
 	memAssets.once.Do(func() {
 		memAssets.lex = embed.NewLexicon(embed.LexiconOptions{})
@@ -67,7 +67,7 @@ type memOptions struct {
 // newMemKernel builds a started kernel the way homed does: a real SQLite file indexed with the
 // real tokenizer and WordNet expansion, the kernel's Tokens set to the same tokenizer, a real
 // codec and the OpenAI-compatible provider factory.
-func newMemKernel(t *testing.T, o memOptions) memKernel {
+func newMemKernel(t testing.TB, o memOptions) memKernel {
 	t.Helper()
 	tok, lex := sharedAssets(t)
 	dir := t.TempDir()

@@ -159,8 +159,12 @@ type TripleQuery struct {
 	History bool
 	Scope   *Scope
 	Since   time.Time // only triples created at or after Since (zero = any)
-	After   int64     // paging by id
-	Limit   int       // default 100, at most 20,000
+	// EndpointAfter and EndpointUpTo, when EndpointUpTo is set, keep the triples whose later
+	// endpoint (the larger of the subject and object ids) is in (EndpointAfter, EndpointUpTo]:
+	// the edges of one page of entities listed in id order.
+	EndpointAfter, EndpointUpTo int64
+	After                       int64 // paging by id
+	Limit                       int   // default 100, at most 20,000
 }
 
 // TripleHit is a triple found by text with its BM25 score.
@@ -199,6 +203,8 @@ type Graph interface {
 	// Entity returns ErrNotFound for an unknown id.
 	Entity(ctx context.Context, id int64) (Entity, error)
 	Entities(ctx context.Context, q EntityQuery) ([]Entity, error)
+	// CountEntities counts the entities v may see, of one scope when scope is not nil.
+	CountEntities(ctx context.Context, v Viewer, scope *Scope) (int, error)
 	Triples(ctx context.Context, q TripleQuery) ([]Triple, error)
 	// SearchTriples finds current triples by text (subject, predicate, object names and the
 	// entities' text), best first, only those v may see.

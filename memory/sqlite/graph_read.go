@@ -17,8 +17,9 @@ import (
 const entitySelect = `SELECT e.id, e.name, e.kind, coalesce(e.block_id, ''), coalesce(b.text, ''),
 	coalesce(b.scope_kind, 0), coalesce(b.scope_group, ''), e.scope_kind, e.scope_group, e.pinned, e.origin,
 	e.created, e.updated, e.last_recalled,
-	(SELECT count(DISTINCT ts.event) FROM triples t JOIN triple_sources ts ON ts.triple = t.id
-		WHERE (t.subject = e.id OR t.object = e.id) AND ` + currentCond + `)
+	(SELECT count(DISTINCT ts.event) FROM triple_sources ts WHERE ts.triple IN (
+		SELECT t.id FROM triples t WHERE t.subject = e.id AND ` + currentCond + `
+		UNION ALL SELECT t.id FROM triples t WHERE t.object = e.id AND ` + currentCond + `))
 	FROM entities e LEFT JOIN blocks b ON b.id = e.block_id`
 
 // scanEntity reads a row of entitySelect. The text of a block v may not see is left out.
@@ -232,6 +233,10 @@ func (s *Store) Triples(ctx context.Context, q memory.TripleQuery) ([]memory.Tri
 	if q.Entity != 0 {
 		where, args = append(where, "(t.subject = ? OR t.object = ?)"), append(args, q.Entity, q.Entity)
 	}
+	if q.EndpointUpTo != 0 {
+		// The expression of the triples_span index, so the range is an index range.
+		where, args = append(where, "max(t.subject, t.object) > ? AND max(t.subject, t.object) <= ?"), append(args, q.EndpointAfter, q.EndpointUpTo)
+	}
 	if q.Scope != nil {
 		cond, cargs := scopeFilter(*q.Scope, "t.")
 		where, args = append(where, cond), append(args, cargs...)
@@ -357,4 +362,22 @@ func (s *Store) ColdEvents(ctx context.Context, q memory.ColdQuery) ([]memory.Ev
 		return nil, fmt.Errorf("cold events: %w", err)
 	}
 	return evs, nil
+}
+
+// CountEntities implements [memory.Graph].
+func (s *Store) CountEntities(ctx context.Context, v memory.Viewer, scope *memory.Scope) (int, error) {
+	where := []string{"1"}
+	var args []any
+	if cond, cargs := visibility(v, "e."); cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	if scope != nil {
+		cond, cargs := scopeFilter(*scope, "e.")
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM entities e WHERE `+strings.Join(where, " AND "), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count entities: %w", err)
+	}
+	return n, nil
 }

@@ -40,6 +40,8 @@ CREATE TABLE triples (
 
 CREATE INDEX triples_subject ON triples (subject, predicate);
 CREATE INDEX triples_object ON triples (object);
+-- The later endpoint: a page of entities in id order brings the edges whose later end is on it.
+CREATE INDEX triples_span ON triples (max(subject, object));
 
 -- Provenance: the events a triple came from. Forgetting an event deletes its rows here (and the
 -- kernel then deletes triples left without a source that had one).
