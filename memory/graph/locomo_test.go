@@ -17,7 +17,7 @@ import (
 	"github.com/hologramagent/hologram/memory"
 )
 
-// The LoCoMo measurement of the rules extractor: method and figures in docs/extraction.md.
+// The LoCoMo measurement of the rules extractor: method and figures in docs/benchmarks.md, "Fact extraction".
 
 // locomoPath finds shared/data/locomo/locomo-dev.json beside one of the package's ancestors.
 func locomoPath(t *testing.T) string {
@@ -370,7 +370,7 @@ func TestLoCoMoRules(t *testing.T) {
 	t.Logf("reference, every chunk of the turns: P %.3f R %.3f F1 %.3f (%d chunks)", cp, cr, cf, ceiling.pred)
 	t.Logf("speaker-subject facts: P %.3f R %.3f F1 %.3f (%d facts, %d observations)", sp, sr, sf, speakerFacts.pred, speakerFacts.gold)
 
-	// Floors a few points under the measured figures (docs/extraction.md): a regression fails.
+	// Floors a few points under the measured figures (docs/benchmarks.md, "Fact extraction"): a regression fails.
 	floors := []struct {
 		name     string
 		got, min float64
