@@ -1,0 +1,226 @@
+package graph
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hologramagent/hologram/memory"
+)
+
+// DefaultMaxTopics is the number of "talks about" facts an event gives when
+// [RulesOptions.MaxTopics] is 0: the best F1 on LoCoMo with entity precision ≥ 0.40
+// (docs/benchmarks.md, "Fact extraction").
+const DefaultMaxTopics = 3
+
+// topicMaxWords bounds a topic phrase; a longer run of content words keeps its last words (the
+// head of an English noun phrase is its last word).
+const topicMaxWords = 3
+
+// topic is a candidate "talks about" object: a noun phrase and its rank.
+type topic struct {
+	name  string   // as written, head lemmatised
+	words []string // lower case, head lemmatised
+	score int
+	order int // position in the event, to break ties
+}
+
+// topicsOf returns at most max topics of an event's text, best first, none of them a name in
+// named (keys of [memory.NameKey]) nor made only of the words of one (see [Rules]). use says how
+// the batch writes its words; speakerWords are the lower-case words of the speaker's names.
+func (r *Rules) topicsOf(text string, use wordUse, named map[string]bool, speakerWords map[string]bool, max int) []string {
+	var cands []topic
+	if r.keywords != nil && hasHan(text) {
+		for i, k := range r.keywords(text) {
+			if t, ok := keywordTopic(k, speakerWords); ok {
+				// The hook's order is its ranking: before every English phrase.
+				t.score, t.order = 1<<20-i, i
+				cands = append(cands, t)
+			}
+		}
+	}
+	n := len(cands)
+	for _, s := range sentences(text) {
+		for _, t := range englishTopics(s, use, speakerWords) {
+			t.order = n
+			n++
+			cands = append(cands, t)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b topic) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	// Words of what the event already names: a topic made only of them says nothing new.
+	var namedWords [][]string
+	for k := range named {
+		namedWords = append(namedWords, lemmaWords(k))
+	}
+	var out []string
+	var chosen [][]string
+	for _, t := range cands {
+		if len(out) >= max {
+			break
+		}
+		k := memory.NameKey(t.name)
+		if named[k] || slices.ContainsFunc(namedWords, func(w []string) bool { return subset(t.words, w) }) ||
+			slices.ContainsFunc(chosen, func(w []string) bool { return subset(t.words, w) }) {
+			continue
+		}
+		chosen = append(chosen, t.words)
+		out = append(out, t.name)
+	}
+	return out
+}
+
+// englishTopics returns the candidate topics of one sentence: each maximal run of content words
+// (see [topicWord]), cut at punctuation, possessives, names and Han text, at most
+// [topicMaxWords] words (the last ones), its head made singular ([singular]). The score ranks
+// specificity: more words first, then longer (rarer) words; a lone -ing form (often a verb,
+// "going", "thinking") ranks under other single words.
+func englishTopics(s string, use wordUse, speakerWords map[string]bool) []topic {
+	toks := tokens(s)
+	var out []topic
+	var run []string
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		if len(run) > topicMaxWords {
+			run = run[len(run)-topicMaxWords:]
+		}
+		words := make([]string, len(run))
+		for i, w := range run {
+			words[i] = strings.ToLower(w)
+		}
+		head := singular(words[len(words)-1])
+		if head != words[len(words)-1] {
+			run[len(run)-1] = run[len(run)-1][:len(head)]
+			words[len(words)-1] = head
+		}
+		out = append(out, topic{name: strings.Join(run, " "), words: words, score: topicScore(words)})
+		run = nil
+	}
+	prev := ""
+	for i, t := range toks {
+		if !t.spaceBefore {
+			flush()
+		}
+		w := strings.ToLower(t.text)
+		// A capitalised word is a name (the mentions' business) unless it merely begins the
+		// sentence.
+		isName := capitalised(t) && (i > 0 || use.name(t.text)) || hasHan(t.text)
+		if !isName && topicWord(w, prev) && !speakerWords[w] {
+			run = append(run, t.text)
+		} else {
+			flush()
+		}
+		if t.poss {
+			flush()
+		}
+		prev = w
+	}
+	flush()
+	return out
+}
+
+// topicScore ranks a candidate's specificity: 100 per word, then the length of its longest
+// word (capped at 12: a longer word is usually a rarer one); a lone -ing form loses 4.
+func topicScore(words []string) int {
+	longest := 0
+	for _, w := range words {
+		longest = max(longest, min(utf8.RuneCountInString(w), 12))
+	}
+	s := 100*len(words) + longest
+	if len(words) == 1 && strings.HasSuffix(words[0], "ing") {
+		s -= 4
+	}
+	return s
+}
+
+// topicWord reports whether a lower-case word can be part of a topic: a word of at least three
+// letters, with no digit and no contraction, not in the stop lists (common.txt, pronouns,
+// determiners, prepositions, frequent verbs, vague nouns and evaluative adjectives), not an -ly
+// adverb, not an -ed form and not an -ing form after an auxiliary ("was thinking").
+func topicWord(w, prev string) bool {
+	switch {
+	case utf8.RuneCountInString(w) < 3, strings.ContainsFunc(w, unicode.IsDigit), strings.ContainsRune(w, '\''):
+		return false
+	case common[w], topicStop[w], cutWords[w], rejectFirst[w], determiners[w], hasVague[w]:
+		return false
+	case len(w) > 4 && strings.HasSuffix(w, "ly") && !notAdverbs[w]:
+		return false
+	case len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
+		return false
+	case strings.HasSuffix(w, "ing") && (auxiliary[prev] || topicStop[prev]):
+		return false
+	}
+	return true
+}
+
+// keywordTopic makes a candidate of a keyword from the Keywords hook: "" for pronouns and
+// function words, numbers, one-rune words and the speaker's name.
+func keywordTopic(k string, speakerWords map[string]bool) (topic, bool) {
+	k = normName(k)
+	lk := strings.ToLower(k)
+	switch {
+	case k == "", isNumber(k), utf8.RuneCountInString(k) < 2 && hasHan(k), speakerWords[lk]:
+		return topic{}, false
+	case hanStopWords[k], !hasHan(k) && !topicWord(lk, ""):
+		return topic{}, false
+	}
+	return topic{name: k, words: strings.Fields(lk)}, true
+}
+
+// singular returns the singular of a lower-case plural noun ("kids" → "kid", "stories" →
+// "story", "classes" → "class", "children" → "child"); other words are returned unchanged.
+func singular(w string) string {
+	if s, ok := irregularPlurals[w]; ok {
+		return s
+	}
+	if notPlurals[w] || len(w) < 4 || !strings.HasSuffix(w, "s") {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"),
+		strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zzes"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"),
+		strings.HasSuffix(w, "ics"):
+		return w
+	}
+	return w[:len(w)-1]
+}
+
+// lemmaWords returns the lower-case words of a name, the last one made singular.
+func lemmaWords(name string) []string {
+	f := strings.Fields(strings.ToLower(name))
+	if len(f) > 0 {
+		f[len(f)-1] = singular(f[len(f)-1])
+	}
+	return f
+}
+
+// subset reports whether every word of a is in b (for Han words: contained in one of b's).
+func subset(a, b []string) bool {
+	if len(a) == 0 {
+		return false
+	}
+	for _, w := range a {
+		if !slices.Contains(b, w) && !(hasHan(w) && slices.ContainsFunc(b, func(x string) bool { return strings.Contains(x, w) })) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasHan reports whether s holds a Han character.
+func hasHan(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Han, r) })
+}
