@@ -329,3 +329,36 @@ func TestBackupSecretsOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("a second restore = %v; want ErrInvalid (needs an empty memory)", err)
 	}
 }
+
+// TestChatAttachmentsRefused: bad attachments get clear errors and nothing is stored.
+func TestChatAttachmentsRefused(t *testing.T) {
+	k := newMemKernel(t, memOptions{})
+	withFake(t, k)
+	ctx := testCtx(t)
+	many := make([]client.Attachment, client.MaxAttachments+1)
+	for i := range many {
+		many[i] = client.Attachment{Kind: "text", Text: "x"}
+	}
+	for _, tc := range []struct {
+		name string
+		atts []client.Attachment
+		want string
+	}{
+		{"unknown kind", []client.Attachment{{Kind: "video", Data: []byte{1}}}, `kind must be "text", "image" or "audio"`},
+		{"text with data", []client.Attachment{{Kind: "text", Text: "a", Data: []byte{1}}}, "carries its text, not data"},
+		{"empty text", []client.Attachment{{Kind: "text", Name: "a.txt"}}, "carries its text"},
+		{"image without data", []client.Attachment{{Kind: "image", Name: "p.png"}}, "without data"},
+		{"too many", many, "at most 16 attachments"},
+		{"too big", []client.Attachment{{Kind: "audio", Data: make([]byte, client.MaxAttachmentBytes+1)}}, "at most"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := k.Chat(ctx, client.ChatRequest{Input: "hello", Attachments: tc.atts}, nil)
+			if !errors.Is(err, client.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Chat = %v; want ErrInvalid naming %q", err, tc.want)
+			}
+		})
+	}
+	if n, err := k.Store.CountEvents(ctx, "main"); err != nil || n != 0 {
+		t.Fatalf("events stored after refusals: %d, %v", n, err)
+	}
+}

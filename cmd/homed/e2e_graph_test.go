@@ -3,6 +3,10 @@
 package main
 
 import (
+	"bytes"
+	"image"
+	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,4 +132,86 @@ func TestWaiterMemoryGraphGCForgetExportImport(t *testing.T) {
 	if ents, err := os.ReadDir(filepath.Join(mdDir, "entities")); err != nil || len(ents) == 0 {
 		t.Fatalf("markdown export wrote no entity files: %v %v", ents, err)
 	}
+}
+
+// TestWaiterAttachmentsBecomeBlocks: files attached with `waiter ask --attach` become blocks held
+// by the user's event, reach the model, are found by recall, and one pinned by the owner moves
+// to L3 with the same id while the event keeps its reference.
+func TestWaiterAttachmentsBecomeBlocks(t *testing.T) {
+	e := graphEnv(t)
+	fake := llmtest.NewServer(t)
+	e.start()
+	e.addProvider(fake.URL(), "k")
+	notes := filepath.Join(e.root, "recipe.txt")
+	if err := os.WriteFile(notes, []byte("Grandma's plum cake needs twelve plums and a pinch of cardamom."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(e.root, "cake.png")
+	var pic bytes.Buffer
+	if err := pngEncode(&pic); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(img, pic.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := e.waiter("", nil, "ask", "--attach", notes, "--attach", img, "keep my recipe"); code != 0 {
+		t.Fatalf("ask --attach: exit %d: %s", code, errOut)
+	}
+	reqs := fake.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if u := last[len(last)-1].Content; !strings.Contains(u, "twelve plums") || !strings.Contains(u, `[attached image "cake.png", image/png`) {
+		t.Fatalf("the model got %q", u)
+	}
+	var hist []client.Message
+	e.waiterJSON(&hist, "history", "--json")
+	if len(hist) == 0 || len(hist[0].Blocks) != 2 || hist[0].Blocks[0].Kind != "text" || hist[0].Blocks[1].Size != int64(pic.Len()) {
+		t.Fatalf("history = %+v; want the user message holding a text and an image block", hist)
+	}
+	textBlock := hist[0].Blocks[0]
+	var hits []client.MemoryHit
+	e.waiterJSON(&hits, "memory", "search", "--json", "cardamom")
+	found := false
+	for _, h := range hits { // the fake model echoes the attachment too: either may rank first
+		found = found || (h.ID == hist[0].ID && strings.Contains(h.Reason, "bm25"))
+	}
+	if !found {
+		t.Fatalf("recall of the attachment's words = %+v; want the user's event, matched by its block", hits)
+	}
+
+	// The owner pins the text block: it moves to L3, held by a new note entity, same id.
+	if _, errOut, code := e.waiter("", nil, "memory", "pin", "block", textBlock.ID); code != 0 {
+		t.Fatalf("pin block: exit %d: %s", code, errOut)
+	}
+	var g client.GraphPage
+	e.waiterJSON(&g, "memory", "graph", "--json")
+	var note client.Entity
+	for _, en := range g.Entities {
+		if en.Kind == "note" {
+			note = en
+		}
+	}
+	var d client.EntityDetail
+	e.waiterJSON(&d, "memory", "entity", "--json", strconv.FormatInt(note.ID, 10))
+	if note.ID == 0 || len(d.Blocks) != 1 || d.Blocks[0].ID != textBlock.ID || d.Blocks[0].HolderLayer != 3 || !strings.Contains(d.Entity.Text, "plum") {
+		t.Fatalf("after pinning: entity %+v, detail %+v", note, d)
+	}
+	e.waiterJSON(&hist, "history", "--json")
+	if b := hist[0].Blocks[0]; b.ID != textBlock.ID || b.HolderLayer != 3 || b.HolderEntity != note.ID {
+		t.Fatalf("the event's reference after the move = %+v", b)
+	}
+	// A file that is neither text, an image nor audio is refused before anything is sent.
+	bin := filepath.Join(e.root, "x.bin")
+	os.WriteFile(bin, []byte{0, 1, 2, 3, 0xff, 0xfe}, 0o600)
+	if _, errOut, code := e.waiter("", nil, "ask", "--attach", bin, "what is this"); code == 0 || !strings.Contains(errOut, "not text, an image or audio") {
+		t.Fatalf("ask --attach binary: exit %d: %s", code, errOut)
+	}
+}
+
+// pngEncode writes a small PNG.
+func pngEncode(w io.Writer) error {
+	m := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	for i := range m.Pix {
+		m.Pix[i] = byte(i)
+	}
+	return png.Encode(w, m)
 }

@@ -7,9 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
@@ -20,7 +24,13 @@ const defaultSession = "main"
 func (a *app) ask(ctx context.Context, args []string) error {
 	fs := newFlags("ask")
 	session := fs.String("session", "", "session id")
+	var attach fileList
+	fs.Var(&attach, "attach", "attach a text, image or audio `file` (repeatable)")
 	text, err := parse(fs, args, false)
+	if err != nil {
+		return err
+	}
+	atts, err := readAttachments(attach)
 	if err != nil {
 		return err
 	}
@@ -40,7 +50,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		return err
 	}
 	p := newPrinter(a.stderr, a.stderr, a.getenv, false)
-	res, err := svc.Chat(ctx, client.ChatRequest{Session: *session, Input: input, Channel: "waiter"}, p.event)
+	res, err := svc.Chat(ctx, client.ChatRequest{Session: *session, Input: input, Channel: "waiter", Attachments: atts}, p.event)
 	if err != nil {
 		return err
 	}
@@ -500,4 +510,48 @@ func runListing[T any](ctx context.Context, a *app, args []string, l listing[T])
 		rows = append(rows, l.row(it))
 	}
 	return a.table(rows)
+}
+
+// fileList is a repeatable file flag.
+type fileList []string
+
+func (f *fileList) String() string     { return strings.Join(*f, ",") }
+func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+// readAttachments reads files to attach: text (valid UTF-8), images and audio, by content.
+func readAttachments(paths []string) ([]client.Attachment, error) {
+	if len(paths) > client.MaxAttachments {
+		return nil, usagef("at most %d --attach files, got %d", client.MaxAttachments, len(paths))
+	}
+	var out []client.Attachment
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("attach: %w", err)
+		}
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("attach %s: not a regular file", p)
+		}
+		if st.Size() > client.MaxAttachmentBytes {
+			return nil, fmt.Errorf("attach %s: %d bytes, at most %d", p, st.Size(), client.MaxAttachmentBytes)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("attach: %w", err)
+		}
+		mime := http.DetectContentType(b)
+		a := client.Attachment{Name: filepath.Base(p), MIME: mime}
+		switch {
+		case strings.HasPrefix(mime, "text/") && utf8.Valid(b):
+			a.Kind, a.Text = "text", string(b)
+		case strings.HasPrefix(mime, "image/"):
+			a.Kind, a.Data = "image", b
+		case strings.HasPrefix(mime, "audio/") || mime == "application/ogg":
+			a.Kind, a.Data = "audio", b
+		default:
+			return nil, fmt.Errorf("attach %s: %s is not text, an image or audio", p, mime)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

@@ -23,7 +23,8 @@ const usageText = `usage: waiter [--socket PATH | --remote URL --token-file F [-
 commands:
   chat [--session ID]                     interactive chat (the default); /quit or Ctrl-D leaves,
                                           Ctrl-C cancels the running turn
-  ask [--session ID] TEXT...              one turn; prints the final reply on stdout
+  ask [--session ID] [--attach FILE]... TEXT...
+                                          one turn; prints the final reply on stdout
   status [--json]                         the kernel's state
   provider add NAME --base-url URL --model M [--proxy URL] [--priority N]
                                           the API key is read from HOLOGRAM_API_KEY or stdin

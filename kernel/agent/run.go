@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
@@ -21,6 +22,9 @@ type TurnRequest struct {
 	Channel string // e.g. "api", "waiter", "qq"
 	Partner string
 	Scope   memory.Scope
+	// Blocks are the input's attachments: new blocks held by the turn's user event. Text
+	// blocks reach the model after the input; media blocks by name, MIME type and text.
+	Blocks []memory.Block
 }
 
 // Event is a progress report of a running turn. Type is "delta" (assistant text piece),
@@ -115,7 +119,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 	if err != nil {
 		return Result{}, fmt.Errorf("load context: %w", err)
 	}
-	if err := t.commit(ctx, t.event(memory.RoleUser, t.input)); err != nil {
+	user := t.event(memory.RoleUser, t.input)
+	user.Blocks = req.Blocks
+	if err := t.commit(ctx, user); err != nil {
 		return Result{}, err
 	}
 	if st.reply != nil {
@@ -127,7 +133,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 		msgs = append(msgs, llm.Message{Role: "system", Content: sess.SystemPrompt})
 	}
 	msgs = append(msgs, historyMessages(hist)...)
-	msgs = append(msgs, llm.Message{Role: "user", Content: t.input})
+	msgs = append(msgs, llm.Message{Role: "user", Content: t.input + attachmentText(req.Blocks)})
 	d := t.data()
 	d.Messages = msgs
 	msgs = a.runStage(ctx, StageContext, d).Messages
@@ -338,4 +344,36 @@ func serialize(emit func(Event)) func(Event) {
 		defer mu.Unlock()
 		emit(e)
 	}
+}
+
+// maxAttachmentRunes bounds the text of one attachment shown to the model.
+const maxAttachmentRunes = 20_000
+
+// attachmentText renders a turn's attachments for the model, after the input.
+func attachmentText(bs []memory.Block) string {
+	var b strings.Builder
+	for _, bl := range bs {
+		name := bl.Name
+		if name == "" {
+			name = "unnamed"
+		}
+		switch bl.Kind {
+		case memory.BlockText:
+			fmt.Fprintf(&b, "\n\n[attached text %q]\n%s", name, truncate(bl.Text, maxAttachmentRunes))
+		default:
+			fmt.Fprintf(&b, "\n\n[attached %s %q, %s, %d bytes]", bl.Kind, name, bl.MIME, len(bl.Data))
+			if bl.Text != "" {
+				fmt.Fprintf(&b, "\n%s", truncate(bl.Text, maxAttachmentRunes))
+			}
+		}
+	}
+	return b.String()
+}
+
+// truncate cuts s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }

@@ -173,7 +173,26 @@ type ChatRequest struct {
 	Session string `json:"session,omitempty"`
 	Input   string `json:"input"`
 	Channel string `json:"channel,omitempty"` // e.g. "waiter", "gui"; default "api"
+	// Attachments become blocks held by the turn's user event (see memory.Block); text ones are
+	// shown to the model with the input, media ones by name (and their text, e.g. OCR).
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
+
+// Attachment is a file sent with a chat message. Kind is "text" (Text holds it), "image" or
+// "audio" (Data holds the bytes, base64 in JSON).
+type Attachment struct {
+	Kind string `json:"kind"`
+	Name string `json:"name,omitempty"`
+	MIME string `json:"mime,omitempty"`
+	Text string `json:"text,omitempty"`
+	Data []byte `json:"data,omitempty"`
+}
+
+// Bounds of attachments (the HTTP API's body limit applies too).
+const (
+	MaxAttachments     = 16
+	MaxAttachmentBytes = 32 << 20
+)
 
 // ChatEvent types.
 const (
@@ -293,6 +312,8 @@ type Message struct {
 	ToolName   string     `json:"tool_name,omitempty"`
 	ToolStatus string     `json:"tool_status,omitempty"`
 	TurnID     string     `json:"turn_id,omitempty"`
+	// Blocks are the message's attachments (without data), wherever each lives now.
+	Blocks []Block `json:"blocks,omitempty"`
 }
 
 // ToolCall is a call recorded in an assistant message.

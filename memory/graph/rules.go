@@ -22,27 +22,55 @@ type RulesOptions struct {
 	// MaxMentions bounds the mentions facts of one event (tool results can be long lists of
 	// names). 0 means 8.
 	MaxMentions int
-	// MaxToolText bounds the bytes of a tool result that are read for mentions. 0 means 4096.
+	// MaxToolText bounds the bytes of a tool result that are read for mentions and topics.
+	// 0 means 4096.
 	MaxToolText int
+	// MaxTopics bounds the "talks about" facts of one event (see [Rules]). 0 means
+	// [DefaultMaxTopics]; a negative value turns topics off.
+	MaxTopics int
+	// Keywords, when set, returns the keywords of a text that holds Han characters, best
+	// first; the kernel passes jieba's. Its keywords (pronouns, function words, numbers,
+	// one-character words and the speaker's name dropped) are the first topic candidates of
+	// such a text. Without it Chinese text gets no topics: the English chunking needs spaces
+	// between words. It must be safe for concurrent use.
+	Keywords func(text string) []string
 }
 
 // Rules is the LLM-free extractor: English and Chinese first-person patterns ("I live in
-// Paris", "我住在北京", "my sister is Anna") and named-entity mentions (runs of capitalised
-// words). It needs no model and no data files. A Rules is safe for concurrent use.
+// Paris", "我住在北京", "my sister is Anna"), named-entity mentions (runs of capitalised
+// words) and topics. It needs no model and no data files. A Rules is safe for concurrent use.
+//
+// Topics are the "talks about" facts: the speaker (or the tool) talks about the event's most
+// specific noun phrases, of kind concept, at most [RulesOptions.MaxTopics] per event. The
+// candidates are the maximal runs of content words of each sentence — words of three letters
+// or more that are not in the stop lists (common.txt, pronouns, determiners, prepositions,
+// frequent verbs in all forms, vague nouns, evaluative adjectives), not numbers, dates, -ly
+// adverbs, -ed forms, -ing forms after an auxiliary, names (capitalised words other than a
+// sentence's first; those are mentions) nor the speaker's name — cut at punctuation and
+// possessives, at most 3 words (the last ones), lower case, the head made singular ("kids" →
+// "kid"). They are ranked by specificity: more words first, then the longest word (longer
+// words are rarer), a lone -ing form last, then the order of the text. A candidate that is an
+// entity the event already names (a pattern's object, a mention, the speaker) or only repeats
+// words of one, or of a topic already chosen, is skipped. Han text gets topics only through
+// [RulesOptions.Keywords].
 //
 // Only user events state facts about their speaker (the event's Partner, or the owner); tool
-// results give only mentions. Assistant events give nothing: the model mostly restates what it
-// was told, and what it says is not the owner's world. Questions state nothing.
+// results give only mentions and topics. Assistant events give nothing: the model mostly
+// restates what it was told, and what it says is not the owner's world. Questions state
+// nothing (their words still give topics: "have you read Dune?" talks about Dune).
 type Rules struct {
 	owner       string
 	mentions    bool
 	maxMentions int
 	maxTool     int
+	maxTopics   int
+	keywords    func(string) []string
 }
 
 // NewRules returns a rules extractor.
 func NewRules(o RulesOptions) *Rules {
-	r := &Rules{owner: o.Owner, mentions: !o.NoMentions, maxMentions: o.MaxMentions, maxTool: o.MaxToolText}
+	r := &Rules{owner: o.Owner, mentions: !o.NoMentions, maxMentions: o.MaxMentions, maxTool: o.MaxToolText,
+		maxTopics: o.MaxTopics, keywords: o.Keywords}
 	if r.owner == "" {
 		r.owner = DefaultOwner
 	}
@@ -51,6 +79,9 @@ func NewRules(o RulesOptions) *Rules {
 	}
 	if r.maxTool <= 0 {
 		r.maxTool = 4096
+	}
+	if r.maxTopics == 0 {
+		r.maxTopics = DefaultMaxTopics
 	}
 	return r
 }
@@ -62,7 +93,7 @@ func (r *Rules) Name() string { return OriginRules }
 func (r *Rules) Extract(ctx context.Context, evs []memory.Event) ([]memory.Fact, []memory.Adoption, error) {
 	// How the batch writes its words tells names from sentence-initial words.
 	var use wordUse
-	if r.mentions {
+	if r.mentions || r.maxTopics > 0 {
 		texts := make([]string, len(evs))
 		for i, e := range evs {
 			texts[i] = r.text(e)
@@ -114,11 +145,8 @@ func (r *Rules) event(e memory.Event, use wordUse) []memory.Fact {
 			facts = append(facts, st.fact(subj, e.ID))
 		}
 	}
-	if !r.mentions {
-		return facts
-	}
 	who, whoKind := mentioner(e, r.owner)
-	if who == "" {
+	if who == "" || !r.mentions && r.maxTopics < 0 {
 		return facts
 	}
 	named := map[string]bool{memory.NameKey(who): true, memory.NameKey(r.owner): true}
@@ -128,6 +156,29 @@ func (r *Rules) event(e memory.Event, use wordUse) []memory.Fact {
 	for _, f := range facts {
 		named[memory.NameKey(f.Object)] = true
 	}
+	if r.mentions {
+		facts = r.mentionFacts(facts, e, text, use, who, whoKind, named)
+	}
+	if r.maxTopics > 0 {
+		speakerWords := map[string]bool{}
+		for _, n := range []string{who, e.Partner, r.owner} {
+			for _, w := range strings.Fields(strings.ToLower(n)) {
+				speakerWords[w] = true
+			}
+		}
+		for _, t := range r.topicsOf(text, use, named, speakerWords, r.maxTopics) {
+			facts = append(facts, memory.Fact{
+				Subject: who, SubjectKind: whoKind, Predicate: PredicateTalksAbout,
+				Object: t, ObjectKind: KindConcept, Sources: []int64{e.ID},
+			})
+		}
+	}
+	return facts
+}
+
+// mentionFacts appends to facts the mentions facts of one event (at most MaxMentions), and
+// adds their names to named.
+func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, use wordUse, who, whoKind string, named map[string]bool) []memory.Fact {
 	n := 0
 	for _, s := range sentences(text) {
 		for _, m := range mentionsIn(s, use) {

