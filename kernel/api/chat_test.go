@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -151,7 +152,7 @@ func TestChatStream(t *testing.T) {
 			if string(body) != want.String() {
 				t.Errorf("stream\n got %q\nwant %q", body, want.String())
 			}
-			if got != (client.ChatRequest{Session: "main", Input: "hello", Channel: "waiter"}) {
+			if !reflect.DeepEqual(got, client.ChatRequest{Session: "main", Input: "hello", Channel: "waiter"}) {
 				t.Errorf("backend got %+v", got)
 			}
 		})
