@@ -310,7 +310,7 @@ func (m *mem) activeScenes(ctx context.Context, session, text string) (map[strin
 	// count in BM25; counting them again as scene features cost recall on the benchmark), and
 	// not the time of day (the moment of asking says little about what is asked, and it made
 	// the benchmark depend on the hour it ran): docs/benchmarks.md.
-	obs, key, err := m.sceneObs(ctx, session, "", "", nil, time.Time{})
+	obs, key, err := m.sceneObs(ctx, session, "", nil, nil, time.Time{})
 	obs.Time = time.Time{}
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil, nil

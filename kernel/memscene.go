@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,12 +15,13 @@ const topicsPerTurn = 3
 
 // sceneObserver feeds the scene tracker from the kernel's writes, in a background worker so a
 // turn never waits for it: a turn is one occurrence (its user message, tools and reply, observed
-// when the reply without tool calls arrives); an ingested message is one occurrence by itself.
+// when the reply without tool calls arrives); the messages of one ingest call are one occurrence
+// per session and partner.
 type sceneObserver struct {
 	m *mem
 
 	mu      sync.Mutex
-	queue   [][]memory.Event
+	queue   [][]obsEvent
 	busy    bool
 	idle    *sync.Cond
 	pending map[string]*turnObs // by turn id, until its reply
@@ -29,9 +31,9 @@ type sceneObserver struct {
 type turnObs struct {
 	session string
 	ids     []int64
-	input   string
+	text    []int64 // the events whose words give the topics (the user's message; ingested ones)
 	tools   []string
-	ev      memory.Event // the user event
+	ev      obsEvent // the user event
 }
 
 func newSceneObserver(m *mem) *sceneObserver {
@@ -40,11 +42,32 @@ func newSceneObserver(m *mem) *sceneObserver {
 	return o
 }
 
+// obsEvent is what observation needs of a stored event: a queue behind a fast ingest holds
+// these, not whole events.
+type obsEvent struct {
+	ID       int64
+	Session  string
+	TurnID   string
+	Role     memory.Role
+	Partner  string
+	ToolName string
+	Calls    bool
+	Time     time.Time
+}
+
+// maxTopicEvents bounds the events of one occurrence whose words are read for its topics.
+const maxTopicEvents = 50
+
 // appended queues newly stored events.
 func (o *sceneObserver) appended(evs []memory.Event) {
+	batch := make([]obsEvent, len(evs))
+	for i, e := range evs {
+		batch[i] = obsEvent{ID: e.ID, Session: e.Session, TurnID: e.TurnID, Role: e.Role, Partner: e.Partner, ToolName: e.ToolName,
+			Calls: len(e.ToolCalls) > 0, Time: e.Time}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.queue = append(o.queue, evs)
+	o.queue = append(o.queue, batch)
 	if !o.busy {
 		o.busy = true
 		go o.run()
@@ -76,12 +99,27 @@ func (o *sceneObserver) run() {
 	}
 }
 
-// observe turns events into scene occurrences.
-func (o *sceneObserver) observe(ctx context.Context, evs []memory.Event) {
+// observe turns events into scene occurrences. A turn is one occurrence; the messages of one
+// ingest call (a channel's burst, an import) are one occurrence per session and partner.
+func (o *sceneObserver) observe(ctx context.Context, evs []obsEvent) {
+	type key struct{ session, partner string }
+	var ingested []*turnObs
+	byKey := map[key]*turnObs{}
 	for _, e := range evs {
 		if e.TurnID == "" { // an ingested message (channel input, import, /v1 history)
-			if e.Role == memory.RoleUser || e.Role == memory.RoleAssistant {
-				o.occurrence(ctx, &turnObs{session: e.Session, ids: []int64{e.ID}, input: e.Content, ev: e})
+			if e.Role != memory.RoleUser && e.Role != memory.RoleAssistant {
+				continue
+			}
+			k := key{e.Session, e.Partner}
+			t := byKey[k]
+			if t == nil {
+				t = &turnObs{session: e.Session, ev: e}
+				byKey[k] = t
+				ingested = append(ingested, t)
+			}
+			t.ids = append(t.ids, e.ID)
+			if len(t.text) < maxTopicEvents {
+				t.text = append(t.text, e.ID)
 			}
 			continue
 		}
@@ -96,19 +134,30 @@ func (o *sceneObserver) observe(ctx context.Context, evs []memory.Event) {
 		t.ids = append(t.ids, e.ID)
 		switch {
 		case e.Role == memory.RoleUser:
-			t.input, t.ev = e.Content, e
+			t.text, t.ev = []int64{e.ID}, e
 		case e.Role == memory.RoleTool:
 			t.tools = append(t.tools, e.ToolName)
-		case e.Role == memory.RoleAssistant && len(e.ToolCalls) == 0:
+		case e.Role == memory.RoleAssistant && !e.Calls:
 			delete(o.pending, e.TurnID)
 			o.occurrence(ctx, t)
 		}
+	}
+	for _, t := range ingested {
+		o.occurrence(ctx, t)
 	}
 }
 
 // occurrence observes one occurrence and tags its events with the scene.
 func (o *sceneObserver) occurrence(ctx context.Context, t *turnObs) {
-	obs, key, err := o.m.sceneObs(ctx, t.session, t.ev.Partner, t.input, t.tools, t.ev.Time)
+	terms := func() ([]string, error) {
+		hits, err := o.m.store.Events(ctx, t.text) // the words the store indexed them under
+		var terms []string
+		for _, h := range hits {
+			terms = append(terms, strings.Fields(h.Indexed)...)
+		}
+		return terms, err
+	}
+	obs, key, err := o.m.sceneObs(ctx, t.session, t.ev.Partner, terms, t.tools, t.ev.Time)
 	if err == nil {
 		_, err = o.m.scenes.Observe(ctx, obs, key, t.ids)
 	}
@@ -118,8 +167,9 @@ func (o *sceneObserver) occurrence(ctx context.Context, t *turnObs) {
 }
 
 // sceneObs builds the fingerprint observation of a message in a session, and the declared
-// scene key of channel sessions ("chan:<channel>/peer:<partner>").
-func (m *mem) sceneObs(ctx context.Context, session, partner, text string, tools []string, at time.Time) (scene.Obs, string, error) {
+// scene key of channel sessions ("chan:<channel>/peer:<partner>"). terms (nil: none) gives the
+// message's index terms for its topics; a declared scene does not need them.
+func (m *mem) sceneObs(ctx context.Context, session, partner string, terms func() ([]string, error), tools []string, at time.Time) (scene.Obs, string, error) {
 	s, err := m.store.GetSession(ctx, session)
 	if err != nil {
 		return scene.Obs{}, "", err
@@ -132,18 +182,20 @@ func (m *mem) sceneObs(ctx context.Context, session, partner, text string, tools
 	if at.IsZero() {
 		obs.Time = m.k.clock()
 	}
-	if text != "" {
-		terms, err := m.tok(text)
+	if s.Channel != "" && s.Partner != "" {
+		return obs, "chan:" + s.Channel + "/peer:" + s.Partner, nil
+	}
+	if terms != nil {
+		ts, err := terms()
 		if err != nil {
 			return scene.Obs{}, "", err
 		}
-		if obs.Topics, err = scene.Topics(terms, func(ts []string) ([]int, int, error) { return m.store.DocFreq(ctx, ts) }, topicsPerTurn); err != nil {
-			return scene.Obs{}, "", err
+		if len(ts) > 0 {
+			df := func(q []string) ([]int, int, error) { return m.store.DocFreq(ctx, q) }
+			if obs.Topics, err = scene.Topics(ts, df, topicsPerTurn); err != nil {
+				return scene.Obs{}, "", err
+			}
 		}
 	}
-	key := ""
-	if s.Channel != "" && s.Partner != "" {
-		key = "chan:" + s.Channel + "/peer:" + s.Partner
-	}
-	return obs, key, nil
+	return obs, "", nil
 }

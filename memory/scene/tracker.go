@@ -27,6 +27,8 @@ const (
 	// fadedBelow is the decayed strength under which an emergent scene is removed by Decay:
 	// a scene seen twice fades below it after about 5.3 half-lives (160 days) without recurring.
 	fadedBelow = 0.05
+	// DefaultMaxPending bounds the pending candidates kept (see Options.MaxPending).
+	DefaultMaxPending = 1000
 	// DefaultHalfLife is the time over which a scene's strength halves.
 	DefaultHalfLife = 30 * 24 * time.Hour
 	// slack absorbs rounding in the thresholds' comparisons: weights such as 0.8 and 0.4 have no
@@ -42,6 +44,9 @@ type Options struct {
 	Location *time.Location
 	// HalfLife is the strength's half-life (0: DefaultHalfLife).
 	HalfLife time.Duration
+	// MaxPending bounds the pending candidates (0: DefaultMaxPending): past it, the one seen
+	// longest ago is forgotten, so a stream of one-off situations cannot grow without bound.
+	MaxPending int
 }
 
 // Tracker learns scenes from observations and matches observations to them. It keeps its state
@@ -90,6 +95,9 @@ func NewTracker(store memory.SceneStore, o Options) *Tracker {
 	}
 	if o.HalfLife <= 0 {
 		o.HalfLife = DefaultHalfLife
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPending
 	}
 	return &Tracker{store: store, opts: o}
 }
@@ -163,6 +171,11 @@ func (t *Tracker) Observe(ctx context.Context, o Obs, declaredKey string, events
 		t.cache[i] = stored
 	} else {
 		t.cache = append(t.cache, stored)
+		if pending(stored) {
+			if err := t.trimPending(ctx); err != nil {
+				return "", fmt.Errorf("scene observe: %w", err)
+			}
+		}
 	}
 	if len(events) > 0 {
 		if err := t.store.SetScene(ctx, events, s.Key); err != nil {
@@ -170,6 +183,31 @@ func (t *Tracker) Observe(ctx context.Context, o Obs, declaredKey string, events
 		}
 	}
 	return s.Key, nil
+}
+
+// trimPending forgets the pending candidate seen longest ago while there are more than
+// MaxPending. Callers hold t.mu and the cache is loaded.
+func (t *Tracker) trimPending(ctx context.Context) error {
+	n, oldest := 0, -1
+	for i, s := range t.cache {
+		if !pending(s) {
+			continue
+		}
+		n++
+		if oldest < 0 || s.Seen.Before(t.cache[oldest].Seen) || (s.Seen.Equal(t.cache[oldest].Seen) && s.ID < t.cache[oldest].ID) {
+			oldest = i
+		}
+	}
+	if n <= t.opts.MaxPending {
+		return nil
+	}
+	if err := t.store.DeleteScene(ctx, t.cache[oldest].ID); err != nil && !errors.Is(err, memory.ErrNotFound) {
+		key := t.cache[oldest].Key
+		t.cache = nil
+		return fmt.Errorf("forget pending %s: %w", key, err)
+	}
+	t.cache = slices.Delete(t.cache, oldest, oldest+1)
+	return nil
 }
 
 // recur counts one more occurrence of s at now.

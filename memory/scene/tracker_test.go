@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -383,5 +384,48 @@ func TestTrackerStoreErrors(t *testing.T) {
 	}
 	if _, err := tr.Decay(ctx); !errors.Is(err, boom) {
 		t.Fatalf("Decay: %v", err)
+	}
+}
+
+// TestPendingCandidatesAreBounded: one-off situations beyond MaxPending forget the oldest.
+func TestPendingCandidatesAreBounded(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := newMemStore()
+	tr := NewTracker(store, Options{Clock: func() time.Time { now = now.Add(time.Minute); return now }, Location: time.UTC, MaxPending: 3})
+	var keys []string
+	for i := range 5 {
+		k, err := tr.Observe(ctx, Obs{Channel: fmt.Sprintf("c%d", i), Partner: fmt.Sprintf("p%d", i)}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	all, err := store.Scenes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range all {
+		got = append(got, s.Key)
+	}
+	slices.Sort(got)
+	want := slices.Clone(keys[2:])
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("stored candidates %q; want the 3 seen last %q", got, want)
+	}
+	// A recurring one is a scene, not pending: it survives any number of new candidates.
+	if _, err := tr.Observe(ctx, Obs{Channel: "c4", Partner: "p4"}, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := tr.Observe(ctx, Obs{Channel: fmt.Sprintf("n%d", i), Partner: "x"}, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ss, err := tr.Scenes(ctx)
+	if err != nil || len(ss) != 1 || ss[0].Key != keys[4] {
+		t.Fatalf("scenes = %+v, %v; want the recurring one", ss, err)
 	}
 }
