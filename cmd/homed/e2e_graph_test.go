@@ -4,15 +4,18 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
@@ -214,4 +217,73 @@ func pngEncode(w io.Writer) error {
 		m.Pix[i] = byte(i)
 	}
 	return png.Encode(w, m)
+}
+
+// TestMemoryGCKilledMidwayThenRerun: kill -9 homed while `waiter memory gc` distils, restart,
+// run gc again: the graph equals a clean run's (no duplicate or lost triple).
+func TestMemoryGCKilledMidwayThenRerun(t *testing.T) {
+	fake := llmtest.NewServer(t)
+	type msg struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	places := []string{"Porto", "Lisbon", "Madrid", "Berlin", "Vienna", "Prague", "Oslo", "Dublin"}
+	var msgs []msg
+	for i := range 600 {
+		var s string
+		switch i % 4 {
+		case 0:
+			s = fmt.Sprintf("I visited %s with Friend%d last spring.", places[i%len(places)], i)
+		case 1:
+			s = fmt.Sprintf("I like Hobby%d a lot.", i)
+		case 2:
+			s = fmt.Sprintf("My friend Person%d moved to %s.", i, places[(i/4)%len(places)])
+		default:
+			s = fmt.Sprintf("I work at Company%d now.", i)
+		}
+		msgs = append(msgs, msg{"user", s}, msg{"assistant", "Noted."})
+	}
+	msgs = append(msgs, msg{"user", "thanks"})
+	seed := func(e *env) *homed {
+		h := e.start()
+		e.addProvider(fake.URL(), "k")
+		if code, out := e.postJSON("/v1/chat/completions", map[string]any{"model": "fake-1", "user": "history", "messages": msgs}); code != 200 {
+			t.Fatalf("seeding: HTTP %d: %s", code, out)
+		}
+		return h
+	}
+	graphOf := func(e *env) []string {
+		var g client.GraphPage
+		e.waiterJSON(&g, "memory", "graph", "--json", "--history")
+		return factLines(g)
+	}
+
+	ref := graphEnv(t)
+	seed(ref)
+	var rep client.GCReport
+	ref.waiterJSON(&rep, "memory", "gc", "--json")
+	want := graphOf(ref)
+	if rep.Distilled < 1000 || len(want) < 500 {
+		t.Fatalf("the clean run distilled %+v into %d triples; want a large graph", rep, len(want))
+	}
+	for i, delay := range []time.Duration{20 * time.Millisecond, 80 * time.Millisecond, 200 * time.Millisecond} {
+		e := graphEnv(t)
+		h := seed(e)
+		gc := exec.Command(filepath.Join(binDir, "waiter"), "memory", "gc")
+		gc.Env = e.environ()
+		if err := gc.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay) // kill at varying moments of the pass (no timing is asserted)
+		h.kill9()
+		gc.Wait()
+		e.start()
+		partial := len(graphOf(e))
+		e.waiterJSON(&rep, "memory", "gc", "--json")
+		got := graphOf(e)
+		t.Logf("run %d: killed after %v with %d of %d triples stored; the rerun distilled %d events", i, delay, partial, len(want), rep.Distilled)
+		if !slices.Equal(got, want) {
+			t.Fatalf("run %d: after kill -9 and rerun the graph has %d triples, the clean run %d", i, len(got), len(want))
+		}
+	}
 }
