@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
@@ -108,8 +110,43 @@ func (m *mem) distiller() (*graph.Distiller, error) {
 			ex = graph.NewLLM(llmCompleter{m.k}, graph.LLMOptions{})
 		}
 	}
-	return graph.NewDistiller(graph.Options{Graph: m.store, Extractor: ex, Clock: m.k.clock, MaxAccesses: cfg.DistillAccesses,
-		Idle: cfg.DistillIdle.Duration, Log: m.k.log})
+	rules := graph.NewRules(graph.RulesOptions{Keywords: m.keywords})
+	return graph.NewDistiller(graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.k.clock,
+		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle.Duration, Log: m.k.log})
+}
+
+// keywords are the rules extractor's Chinese topics: the text's jieba words of two or more
+// characters, rarest in the memory first (document frequency, as recall weighs them).
+func (m *mem) keywords(text string) []string {
+	toks, err := m.tok(text)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var words []string
+	for _, t := range toks {
+		if utf8.RuneCountInString(t) >= 2 && hasHan(t) && !seen[t] {
+			seen[t] = true
+			words = append(words, t)
+		}
+	}
+	if len(words) < 2 {
+		return words
+	}
+	df, _, err := m.store.DocFreq(context.Background(), words)
+	if err != nil {
+		return words
+	}
+	idx := make([]int, len(words))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return df[idx[a]] < df[idx[b]] })
+	out := make([]string, len(words))
+	for i, j := range idx {
+		out[i] = words[j]
+	}
+	return out
 }
 
 // llmCompleter is distillation's LLM call through the kernel's providers (with their fallback).

@@ -362,3 +362,22 @@ func TestChatAttachmentsRefused(t *testing.T) {
 		t.Fatalf("events stored after refusals: %d, %v", n, err)
 	}
 }
+
+// TestRulesDistilChineseTopics: with no model, Chinese messages still give topics (jieba words,
+// rarest first) besides the first-person patterns.
+func TestRulesDistilChineseTopics(t *testing.T) {
+	clock := newFakeClock()
+	k := newMemKernel(t, memOptions{WindowTokens: 256, Recent: 1, Clock: clock.Now, Extractor: "rules"})
+	ingest(t, k, "我住在杭州。", "周末我们去西湖划船，看到了很多白鹭。", "好的")
+	clock.Advance(73 * time.Hour)
+	rep, err := k.MemoryGC(testCtx(t))
+	if err != nil || rep.Distilled != 2 || rep.Extractor != "rules" {
+		t.Fatalf("MemoryGC = %+v, %v", rep, err)
+	}
+	facts := strings.Join(currentFacts(t, k), "\n")
+	for _, want := range []string{"owner lives in 杭州", "owner talks about 白鹭"} {
+		if !strings.Contains(facts, want) {
+			t.Errorf("facts lack %q:\n%s", want, facts)
+		}
+	}
+}

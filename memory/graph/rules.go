@@ -44,20 +44,22 @@ type RulesOptions struct {
 // specific noun phrases, of kind concept, at most [RulesOptions.MaxTopics] per event. The
 // candidates are the maximal runs of content words of each sentence — words of three letters
 // or more that are not in the stop lists (common.txt, pronouns, determiners, prepositions,
-// frequent verbs in all forms, vague nouns, evaluative adjectives), not numbers, dates, -ly
-// adverbs, -ed forms, -ing forms after an auxiliary, names (capitalised words other than a
-// sentence's first; those are mentions) nor the speaker's name — cut at punctuation and
-// possessives, at most 3 words (the last ones), lower case, the head made singular ("kids" →
-// "kid"). They are ranked by specificity: more words first, then the longest word (longer
-// words are rarer), a lone -ing form last, then the order of the text. A candidate that is an
-// entity the event already names (a pattern's object, a mention, the speaker) or only repeats
-// words of one, or of a topic already chosen, is skipped. Han text gets topics only through
-// [RulesOptions.Keywords].
+// frequent verbs in all forms, vague nouns, evaluative adjectives), not numbers or dates, not
+// -ly adverbs or -ed forms, not verbs by position (an -ing form after an auxiliary, any word
+// after a subject pronoun or a modal), not names (capitalised words other than a sentence's
+// first: those are mentions) nor the speaker's name — cut at punctuation and possessives, at
+// most 3 words (the last ones), lower case, the head made singular ("kids" → "kid"). They are
+// ranked by specificity: more words first, then the longest word (longer words are rarer);
+// then, by a few points, a lone word ending like a verb form or an adjective (-ing, -ful,
+// -ous, -ive, -able, -ible) goes down, a later sentence goes down and a word said again goes
+// up. A candidate that is an entity the event already names (a pattern's object or
+// predicate, a mention, the speaker) or only repeats words of one, or of a topic already
+// chosen, is skipped. Han text gets topics only through [RulesOptions.Keywords].
 //
 // Only user events state facts about their speaker (the event's Partner, or the owner); tool
 // results give only mentions and topics. Assistant events give nothing: the model mostly
 // restates what it was told, and what it says is not the owner's world. Questions state
-// nothing (their words still give topics: "have you read Dune?" talks about Dune).
+// nothing (their words still give topics: "have you tried pottery?" talks about pottery).
 type Rules struct {
 	owner       string
 	mentions    bool
@@ -156,10 +158,15 @@ func (r *Rules) event(e memory.Event, use wordUse) []memory.Fact {
 	for _, f := range facts {
 		named[memory.NameKey(f.Object)] = true
 	}
+	patterns := len(facts)
 	if r.mentions {
 		facts = r.mentionFacts(facts, e, text, use, who, whoKind, named)
 	}
 	if r.maxTopics > 0 {
+		// "My dog is Rex" has said dog already ("has dog → Rex").
+		for _, f := range facts[:patterns] {
+			named[memory.NameKey(f.Predicate)] = true
+		}
 		speakerWords := map[string]bool{}
 		for _, n := range []string{who, e.Partner, r.owner} {
 			for _, w := range strings.Fields(strings.ToLower(n)) {

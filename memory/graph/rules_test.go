@@ -34,7 +34,7 @@ func userEvent(id int64, partner, text string) memory.Event {
 }
 
 func TestRulesPatterns(t *testing.T) {
-	r := NewRules(RulesOptions{NoMentions: true})
+	r := NewRules(RulesOptions{NoMentions: true, MaxTopics: -1})
 	tests := []struct {
 		text string
 		want []string
@@ -159,14 +159,14 @@ func TestRulesSpeaker(t *testing.T) {
 		ev   memory.Event
 		want []string
 	}{
-		{"partner", RulesOptions{}, memory.Event{ID: 1, Role: memory.RoleUser, Partner: "Bob", Content: text},
+		{"partner", RulesOptions{MaxTopics: -1}, memory.Event{ID: 1, Role: memory.RoleUser, Partner: "Bob", Content: text},
 			[]string{"Bob/person -lives in-> Paris/place"}},
-		{"owner", RulesOptions{}, memory.Event{ID: 1, Role: memory.RoleUser, Content: text},
+		{"owner", RulesOptions{MaxTopics: -1}, memory.Event{ID: 1, Role: memory.RoleUser, Content: text},
 			[]string{"owner/person -lives in-> Paris/place"}},
-		{"named owner", RulesOptions{Owner: "Li Lei"}, memory.Event{ID: 1, Role: memory.RoleUser, Content: text},
+		{"named owner", RulesOptions{Owner: "Li Lei", MaxTopics: -1}, memory.Event{ID: 1, Role: memory.RoleUser, Content: text},
 			[]string{"Li Lei/person -lives in-> Paris/place"}},
 		{"assistant says nothing", RulesOptions{}, memory.Event{ID: 1, Role: memory.RoleAssistant, Content: text}, nil},
-		{"tool", RulesOptions{}, memory.Event{ID: 1, Role: memory.RoleTool, ToolName: "web", Content: text},
+		{"tool", RulesOptions{MaxTopics: -1}, memory.Event{ID: 1, Role: memory.RoleTool, ToolName: "web", Content: text},
 			[]string{"tool web/thing -mentions-> Paris/place"}},
 		{"assistant without mentions", RulesOptions{NoMentions: true},
 			memory.Event{ID: 1, Role: memory.RoleAssistant, Content: text}, nil},
@@ -239,9 +239,9 @@ func TestRulesMentionsBounded(t *testing.T) {
 		ev   memory.Event
 		want int
 	}{
-		{"default", RulesOptions{}, memory.Event{ID: 1, Role: memory.RoleTool, Content: b.String()}, 8},
-		{"bounded", RulesOptions{MaxMentions: 3}, memory.Event{ID: 1, Role: memory.RoleUser, Content: b.String()}, 3},
-		{"tool text cut", RulesOptions{MaxToolText: 45}, memory.Event{ID: 1, Role: memory.RoleTool, Content: b.String()}, 2},
+		{"default", RulesOptions{MaxTopics: -1}, memory.Event{ID: 1, Role: memory.RoleTool, Content: b.String()}, 8},
+		{"bounded", RulesOptions{MaxMentions: 3, MaxTopics: -1}, memory.Event{ID: 1, Role: memory.RoleUser, Content: b.String()}, 3},
+		{"tool text cut", RulesOptions{MaxToolText: 45, MaxTopics: -1}, memory.Event{ID: 1, Role: memory.RoleTool, Content: b.String()}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,7 +269,7 @@ func TestRulesBatch(t *testing.T) {
 				{ID: "b4", Kind: memory.BlockText, Name: "Rome", Holder: memory.BlockHolder{Layer: memory.LayerL2, Event: 4}},
 			}},
 	}
-	facts, adopt, err := NewRules(RulesOptions{}).Extract(context.Background(), evs)
+	facts, adopt, err := NewRules(RulesOptions{MaxTopics: -1}).Extract(context.Background(), evs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,12 @@ func TestZhNumber(t *testing.T) {
 }
 
 // BenchmarkRulesExtract measures the rules on one default batch (16 events of chat).
-func BenchmarkRulesExtract(b *testing.B) {
+func BenchmarkRulesExtract(b *testing.B) { benchmarkRules(b, RulesOptions{}) }
+
+// BenchmarkRulesExtractNoTopics is the same batch without topics (the extractor before them).
+func BenchmarkRulesExtractNoTopics(b *testing.B) { benchmarkRules(b, RulesOptions{MaxTopics: -1}) }
+
+func benchmarkRules(b *testing.B, opts RulesOptions) {
 	lines := []string{
 		"Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful.",
 		"I'm swamped with the kids & work. My daughter's birthday is next week.",
@@ -374,7 +379,7 @@ func BenchmarkRulesExtract(b *testing.B) {
 	for i := range evs {
 		evs[i] = userEvent(int64(i+1), "Ann", lines[i%len(lines)])
 	}
-	r := NewRules(RulesOptions{})
+	r := NewRules(opts)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"os"
 	"cmp"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ const PredicateTalksAbout = "talks about"
 // DefaultMaxTopics is the number of "talks about" facts an event gives when
 // [RulesOptions.MaxTopics] is 0: the best F1 on LoCoMo with entity precision ≥ 0.40
 // (docs/benchmarks.md, "Fact extraction").
-const DefaultMaxTopics = 3
+const DefaultMaxTopics = 5
 
 // topicMaxWords bounds a topic phrase; a longer run of content words keeps its last words (the
 // head of an English noun phrase is its last word).
@@ -26,33 +25,47 @@ const topicMaxWords = 3
 
 // topic is a candidate "talks about" object: a noun phrase and its rank.
 type topic struct {
-	name  string   // lower case (Latin), head made singular
-	words []string // lower case, head lemmatised
+	name  string   // lower case, head made singular
+	words []string // the words of name
 	score int
 	order int // position in the event, to break ties
 }
 
-// topicsOf returns at most max topics of an event's text, best first, none of them a name in
-// named (keys of [memory.NameKey]) nor made only of the words of one (see [Rules]). use says how
-// the batch writes its words; speakerWords are the lower-case words of the speaker's names.
-func (r *Rules) topicsOf(text string, use wordUse, named map[string]bool, speakerWords map[string]bool, max int) []string {
+// topicsOf returns at most limit topics of an event's text, best first (see [Rules]), none of
+// them a name in named (keys of [memory.NameKey]) nor made only of the words of one. use says
+// how the batch writes its words; speakerWords are the lower-case words of the speaker's names.
+func (r *Rules) topicsOf(text string, use wordUse, named map[string]bool, speakerWords map[string]bool, limit int) []string {
 	var cands []topic
 	if r.keywords != nil && hasHan(text) {
 		for i, k := range r.keywords(text) {
 			if t, ok := keywordTopic(k, speakerWords); ok {
-				// The hook's order is its ranking: before every English phrase.
+				// The hook's order is its ranking, and its keywords go before every phrase.
 				t.score, t.order = 1<<20-i, i
 				cands = append(cands, t)
 			}
 		}
 	}
-	n := len(cands)
-	for _, s := range sentences(text) {
+	first := len(cands)
+	for si, s := range sentences(text) {
 		for _, t := range englishTopics(s, use, speakerWords) {
-			t.order = n
-			n++
+			t.order = len(cands)
+			t.score -= topicSentencePenalty * si
 			cands = append(cands, t)
 		}
+	}
+	// A word said again is what the event is about.
+	count := map[string]int{}
+	for _, t := range cands[first:] {
+		for _, w := range t.words {
+			count[w]++
+		}
+	}
+	for i := first; i < len(cands); i++ {
+		c := 0
+		for _, w := range cands[i].words {
+			c = max(c, count[w])
+		}
+		cands[i].score += topicRepeatBonus * (min(c, 3) - 1)
 	}
 	slices.SortStableFunc(cands, func(a, b topic) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -68,12 +81,11 @@ func (r *Rules) topicsOf(text string, use wordUse, named map[string]bool, speake
 	var out []string
 	var chosen [][]string
 	for _, t := range cands {
-		if len(out) >= max {
+		if len(out) >= limit {
 			break
 		}
-		k := memory.NameKey(t.name)
-		if named[k] || slices.ContainsFunc(namedWords, func(w []string) bool { return subset(t.words, w) }) ||
-			slices.ContainsFunc(chosen, func(w []string) bool { return subset(t.words, w) }) {
+		within := func(w []string) bool { return subset(t.words, w) }
+		if named[memory.NameKey(t.name)] || slices.ContainsFunc(namedWords, within) || slices.ContainsFunc(chosen, within) {
 			continue
 		}
 		chosen = append(chosen, t.words)
@@ -90,22 +102,37 @@ func englishTopics(s string, use wordUse, speakerWords map[string]bool) []topic 
 	toks := tokens(s)
 	var out []topic
 	var run []string
-	flush := func() {
-		if len(run) == 0 {
-			return
-		}
-		if len(run) > topicMaxWords {
-			run = run[len(run)-topicMaxWords:]
-		}
-		words := make([]string, len(run))
-		for i, w := range run {
+	emit := func(phrase []string) {
+		words := make([]string, len(phrase))
+		for i, w := range phrase {
 			words[i] = strings.ToLower(w)
 		}
 		words[len(words)-1] = singular(words[len(words)-1])
 		out = append(out, topic{name: strings.Join(words, " "), words: words, score: topicScore(words)})
+	}
+	var flush func()
+	flush = func() {
+		// Inside a run, a word in -s between two others is a verb ("the pottery workshop
+		// sells handmade bowls"): two phrases.
+		for j := 1; j < len(run)-1; j++ {
+			if w := strings.ToLower(run[j]); strings.HasSuffix(w, "s") && singular(w) != w {
+				rest := run[j+1:]
+				run = run[:j]
+				flush()
+				run = rest
+				flush()
+				return
+			}
+		}
+		if len(run) > topicMaxWords {
+			run = run[len(run)-topicMaxWords:]
+		}
+		if len(run) > 0 {
+			emit(run)
+		}
 		run = nil
 	}
-	prev := ""
+	prev, prevName := "", false
 	for i, t := range toks {
 		if !t.spaceBefore {
 			flush()
@@ -114,7 +141,9 @@ func englishTopics(s string, use wordUse, speakerWords map[string]bool) []topic 
 		// A capitalised word is a name (the mentions' business) unless it merely begins the
 		// sentence.
 		isName := capitalised(t) && (i > 0 || use.name(t.text)) || hasHan(t.text)
-		if !isName && topicWord(w, prev) && !speakerWords[w] {
+		// After a name, a word in -s is its verb ("Jon grows tomatoes").
+		verb := prevName && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+		if !isName && !verb && topicWord(w, prev) && !speakerWords[w] {
 			run = append(run, t.text)
 		} else {
 			flush()
@@ -122,11 +151,19 @@ func englishTopics(s string, use wordUse, speakerWords map[string]bool) []topic 
 		if t.poss {
 			flush()
 		}
-		prev = w
+		prev, prevName = w, (isName || speakerWords[w]) && !t.poss
 	}
 	flush()
 	return out
 }
+
+// Ranking of the English topic candidates: [topicScore], then a small penalty per sentence
+// before the candidate's (what a message opens with is usually its news) and a bonus per
+// repetition of one of its words in the event (at most two).
+const (
+	topicSentencePenalty = 2
+	topicRepeatBonus     = 10
+)
 
 // topicScore ranks a candidate's specificity: 100 per word, then the length of its longest
 // word (capped at 12: a longer word is usually a rarer one). A lone word loses 4 when it ends
@@ -141,31 +178,23 @@ func topicScore(words []string) int {
 	if len(words) == 1 && hasAnySuffix(words[0], adjectiveEndings) {
 		s -= 4
 	}
-	switch os.Getenv("ZZMODE") {
-	case "order":
-		return 0
-	case "len":
-		return longest
-	case "words":
-		return len(words)
-	case "inverse":
-		return -s
-	}
 	return s
 }
 
 // adjectiveEndings mark a lone word that is likely a verb form or an adjective.
-var adjectiveEndings = []string{"ing", "ful", "ous", "ive", "able", "ible", "ate", "ic", "al"}
+var adjectiveEndings = []string{"ing", "ful", "ous", "ive", "able", "ible"}
 
 // topicWord reports whether a lower-case word can be part of a topic: a word of at least three
 // letters, with no digit and no contraction, not in the stop lists (common.txt, pronouns,
 // determiners, prepositions, frequent verbs, vague nouns and evaluative adjectives), not an -ly
-// adverb, not an -ed form and not an -ing form after an auxiliary ("was thinking").
+// adverb, not an -ed form, not an -ing form after an auxiliary ("was thinking") and not a word
+// after a subject pronoun or a modal (a verb: "we roast", "I live", "can't wait"). A word in -s
+// right after a name is also a verb ([englishTopics]).
 func topicWord(w, prev string) bool {
 	switch {
 	case utf8.RuneCountInString(w) < 3, strings.ContainsFunc(w, unicode.IsDigit), strings.ContainsRune(w, '\''):
 		return false
-	case common[w], topicStop[w], cutWords[w], rejectFirst[w], determiners[w], hasVague[w]:
+	case common[w] && !topicNouns[w], topicStop[w], cutWords[w], rejectFirst[w], determiners[w], hasVague[w]:
 		return false
 	case len(w) > 4 && strings.HasSuffix(w, "ly") && !notAdverbs[w]:
 		return false
@@ -173,24 +202,21 @@ func topicWord(w, prev string) bool {
 		return false
 	case strings.HasSuffix(w, "ing") && (auxiliary[prev] || topicStop[prev]):
 		return false
-	case false && verbBefore[prev]:
-		return false // "to understand", "we roast", "can't wait": a verb
+	case verbBefore[prev]:
+		return false // "we roast", "I live", "can't wait": a verb
 	}
 	return true
 }
 
-// keywordTopic makes a candidate of a keyword from the Keywords hook: "" for pronouns and
-// function words, numbers, one-rune words and the speaker's name.
+// keywordTopic makes a candidate of a keyword from the Keywords hook; false for a keyword
+// without Han characters (the English phrases cover Latin text), of one character, a number,
+// the speaker's name, or a pronoun, function word, time word or frequent verb (hanStopWords).
 func keywordTopic(k string, speakerWords map[string]bool) (topic, bool) {
 	k = normName(k)
-	lk := strings.ToLower(k)
-	switch {
-	case k == "", isNumber(k), utf8.RuneCountInString(k) < 2 && hasHan(k), speakerWords[lk]:
-		return topic{}, false
-	case hanStopWords[k], !hasHan(k) && !topicWord(lk, ""):
+	if !hasHan(k) || utf8.RuneCountInString(k) < 2 || speakerWords[strings.ToLower(k)] || hanStopWords[k] {
 		return topic{}, false
 	}
-	return topic{name: k, words: strings.Fields(lk)}, true
+	return topic{name: k, words: strings.Fields(strings.ToLower(k))}, true
 }
 
 // singular returns the singular of a lower-case plural noun ("kids" → "kid", "stories" →
@@ -203,7 +229,7 @@ func singular(w string) string {
 		return w
 	}
 	switch {
-	case strings.HasSuffix(w, "ies") && len(w) > 4:
+	case strings.HasSuffix(w, "ies") && len(w) > 4 && !ieNouns[w[:len(w)-1]]:
 		return w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"),
 		strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zzes"):

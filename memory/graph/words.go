@@ -200,17 +200,32 @@ var (
 		"photo pic pics picture pictures image snap shot " +
 		"thank thanks cheers congrats congratulations " +
 		"couple few many several lots plenty bunch " +
-		"kind kinds sort sorts bit bits piece pieces stuff etc")
+		"kind kinds sort sorts bit bits piece pieces stuff etc " +
+		"understand understood remember remind reminded forget forgot forgotten express matter " +
+		"matters speak spoke spoken worry worries push pushing give grow grew grown continue " +
+		"connect decide quit focus lend pass build built become became believe allow manage " +
+		"happen include involve provide suggest realize realise seem appear wait hang " +
+		"tricky thankful grateful helpful wild scary powerful crucial vital essential hectic " +
+		"refreshing awful terrible horrible stressful peaceful meaningful key top front " +
+		"issue issues bummer load loads letting often seldom later again " +
+		"ate fed led ran sat won lost bought caught taught fought brought wore drew grew threw " +
+		"flew knew rode wrote broke chose woke drove rose shook began sang swam drank hid bit " +
+		"lit dug hung stuck sent spent lent slept swept felt meant left paid sold held stood " +
+		"read")
+
+	// topicNouns are words of common.txt (never names) that can be topics.
+	topicNouns = set("building cooking drawing hiking husband kids learning meeting mom dad " +
+		"music painting parents reading running walking wife writing teaching")
 
 	// auxiliary make an -ing form after them a verb ("was thinking").
 	auxiliary = set("is are was were be been am i'm we're you're they're he's she's it's " +
 		"keep keeps kept start started stop stopped")
 
-	// verbBefore are words after which a word is a verb: "to", subject pronouns, modals and
-	// their negations.
-	verbBefore = set("to i we you they he she i'll we'll you'll they'll i'd we'd you'd they'd " +
+	// verbBefore are words after which a word is a verb: subject pronouns, modals and their
+	// negations. Not "to": "listen to music", "go to therapy".
+	verbBefore = set("i we you they he she i'll we'll you'll they'll i'd we'd you'd they'd " +
 		"can can't cannot could couldn't will won't would wouldn't should shouldn't must might " +
-		"may do don't does doesn't did didn't let's lets never")
+		"may don't doesn't didn't let's never")
 
 	// notAdverbs end in -ly but are nouns or adjectives that can be topics.
 	notAdverbs = set("family italy july rally belly jelly bully lily holy assembly supply " +
@@ -222,12 +237,17 @@ var (
 		"christmas texas paris athens mathematics physics politics economics ethics " +
 		"gymnastics athletics aerobics pilates diabetes herpes measles mumps chess")
 
+	// ieNouns end in -ie: their plural is not a -y word's ("movies", not "movys").
+	ieNouns = set("movie cookie zombie selfie brownie smoothie hippie rookie genie calorie " +
+		"prairie goalie newbie sweetie auntie bestie freebie hoodie indie foodie roomie birdie " +
+		"pixie rookie veggie aussie")
+
 	// irregularPlurals are plurals that do not end in -s.
 	irregularPlurals = map[string]string{
 		"children": "child", "kids": "kid", "people": "person", "men": "man", "women": "woman",
 		"feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose", "wolves": "wolf",
-		"knives": "knife", "wives": "wife", "lives": "life", "leaves": "leaf", "shelves": "shelf",
-		"loaves": "loaf", "halves": "half", "calves": "calf", "scarves": "scarf",
+		"knives": "knife", "wives": "wife", "shelves": "shelf", "loaves": "loaf", "halves": "half",
+		"calves": "calf", "scarves": "scarf",
 		"potatoes": "potato", "tomatoes": "tomato", "heroes": "hero",
 	}
 
@@ -236,5 +256,7 @@ var (
 	hanStopWords = set("我 你 他 她 它 我们 你们 他们 她们 它们 自己 大家 这 那 这个 那个 这些 那些 " +
 		"这里 那里 什么 怎么 为什么 哪里 哪 谁 的 了 着 过 是 有 没有 在 和 跟 与 或者 但是 因为 所以 " +
 		"然后 而且 如果 虽然 就 也 都 还 很 太 非常 真的 一下 一些 一个 时候 今天 明天 昨天 现在 " +
-		"东西 事情 觉得 知道 喜欢 想 要 会 能 可以 说 做 去 来 看 好 不错 感觉 已经 一直 应该")
+		"东西 事情 觉得 知道 喜欢 想 要 会 能 可以 说 做 去 来 看 好 不错 感觉 已经 一直 应该 " +
+		"最近 周末 以前 以后 后来 去年 今年 明年 上周 下周 这周 早上 上午 中午 下午 晚上 刚才 " +
+		"开始 希望 需要 真是 其实 当然 特别 比较")
 )
