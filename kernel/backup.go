@@ -71,6 +71,7 @@ func (k *Kernel) afterRestore(ctx context.Context) error {
 	clear(m.recalled)
 	clear(m.sessWins)
 	m.mu.Unlock()
+	m.sessInfo.Clear()
 	m.partnersMu.Lock()
 	m.partners = nil
 	m.partnersMu.Unlock()

@@ -52,3 +52,23 @@ func instantFake(b *testing.B) *httptest.Server {
 	b.Cleanup(srv.Close)
 	return srv
 }
+
+// BenchmarkTurnWithMemory is BenchmarkTurn with the memory features on, as homed runs it (real
+// tokenizer, L1 window, recall of events and facts, scene observation).
+func BenchmarkTurnWithMemory(b *testing.B) {
+	fake := instantFake(b)
+	k := newMemKernel(b, memOptions{})
+	ctx := context.Background()
+	if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "instant", BaseURL: fake.URL + "/v1", Model: "m"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := k.Chat(ctx, client.ChatRequest{Input: "turn " + strconv.Itoa(i) + " about hiking in the mountains"}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	k.SettleMemory()
+}

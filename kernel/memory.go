@@ -72,6 +72,29 @@ type mem struct {
 	scenes *scene.Tracker
 	obs    *sceneObserver
 	gcMu   sync.Mutex // one memgc pass at a time
+
+	sessInfo sync.Map // session id → sessionInfo: what of a session never changes
+}
+
+// sessionInfo is what of a session never changes after it is created: where it happens and
+// its scope (memory.Store.UpdateSession changes only title, prompt and model).
+type sessionInfo struct {
+	channel, partner string
+	scope            memory.Scope
+}
+
+// session returns a session's fixed part, read from the store once.
+func (m *mem) session(ctx context.Context, id string) (sessionInfo, error) {
+	if v, ok := m.sessInfo.Load(id); ok {
+		return v.(sessionInfo), nil
+	}
+	s, err := m.store.GetSession(ctx, id)
+	if err != nil {
+		return sessionInfo{}, err
+	}
+	si := sessionInfo{channel: s.Channel, partner: s.Partner, scope: s.Scope}
+	m.sessInfo.Store(id, si)
+	return si, nil
 }
 
 func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
@@ -107,11 +130,11 @@ func (m *mem) viewerOf(ctx context.Context, session string) (memory.Viewer, erro
 	if session == "" {
 		return memory.OwnerViewer, nil
 	}
-	s, err := m.store.GetSession(ctx, session)
+	s, err := m.session(ctx, session)
 	if err != nil {
 		return memory.Viewer{}, err
 	}
-	return memory.ViewerFor(s), nil
+	return memory.ViewerFor(memory.Session{Scope: s.scope}), nil
 }
 
 // contextWindow is the agent's Window hook: it computes the session's L1 window for the input,

@@ -16,16 +16,28 @@ const topicsPerTurn = 3
 // sceneObserver feeds the scene tracker from the kernel's writes, in a background worker so a
 // turn never waits for it: a turn is one occurrence (its user message, tools and reply, observed
 // when the reply without tool calls arrives); the messages of one ingest call are one occurrence
-// per session and partner.
+// per session and partner. The worker yields to the kernel's own work: it observes only after a
+// quiet moment (obsQuiet without new events) and stops again when new events come, unless more
+// than obsMaxQueued batches wait, so that it does not compete with a burst of turns or an ingest
+// for the store's one writer, and still keeps up with an endless stream.
 type sceneObserver struct {
 	m *mem
 
 	mu      sync.Mutex
 	queue   [][]obsEvent
+	last    time.Time // when the newest queued batch came
 	busy    bool
+	urgent  int           // flush callers waiting: no quiet moment is awaited
+	wake    chan struct{} // wakes a waiting worker (flush)
 	idle    *sync.Cond
 	pending map[string]*turnObs // by turn id, until its reply
 }
+
+// The observer's pacing (wall time: it schedules work, it decides nothing).
+const (
+	obsQuiet     = 200 * time.Millisecond
+	obsMaxQueued = 2000 // batches (appends); past it the worker observes without yielding
+)
 
 // turnObs collects one turn's events.
 type turnObs struct {
@@ -37,7 +49,7 @@ type turnObs struct {
 }
 
 func newSceneObserver(m *mem) *sceneObserver {
-	o := &sceneObserver{m: m, pending: map[string]*turnObs{}}
+	o := &sceneObserver{m: m, pending: map[string]*turnObs{}, wake: make(chan struct{}, 1)}
 	o.idle = sync.NewCond(&o.mu)
 	return o
 }
@@ -68,6 +80,7 @@ func (o *sceneObserver) appended(evs []memory.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.queue = append(o.queue, batch)
+	o.last = time.Now()
 	if !o.busy {
 		o.busy = true
 		go o.run()
@@ -78,6 +91,12 @@ func (o *sceneObserver) appended(evs []memory.Event) {
 func (o *sceneObserver) flush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.urgent++
+	defer func() { o.urgent-- }()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
 	for o.busy {
 		o.idle.Wait()
 	}
@@ -91,6 +110,16 @@ func (o *sceneObserver) run() {
 			o.idle.Broadcast()
 			o.mu.Unlock()
 			return
+		}
+		if wait := time.Until(o.last.Add(obsQuiet)); o.urgent == 0 && len(o.queue) <= obsMaxQueued && wait > 0 {
+			o.mu.Unlock()
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-o.wake:
+				t.Stop()
+			}
+			continue
 		}
 		evs := o.queue[0]
 		o.queue = o.queue[1:]
@@ -170,20 +199,20 @@ func (o *sceneObserver) occurrence(ctx context.Context, t *turnObs) {
 // scene key of channel sessions ("chan:<channel>/peer:<partner>"). terms (nil: none) gives the
 // message's index terms for its topics; a declared scene does not need them.
 func (m *mem) sceneObs(ctx context.Context, session, partner string, terms func() ([]string, error), tools []string, at time.Time) (scene.Obs, string, error) {
-	s, err := m.store.GetSession(ctx, session)
+	s, err := m.session(ctx, session)
 	if err != nil {
 		return scene.Obs{}, "", err
 	}
-	obs := scene.Obs{Channel: s.Channel, Partner: partner, Tools: tools}
+	obs := scene.Obs{Channel: s.channel, Partner: partner, Tools: tools}
 	if obs.Partner == "" {
-		obs.Partner = s.Partner
+		obs.Partner = s.partner
 	}
 	obs.Time = at
 	if at.IsZero() {
 		obs.Time = m.k.clock()
 	}
-	if s.Channel != "" && s.Partner != "" {
-		return obs, "chan:" + s.Channel + "/peer:" + s.Partner, nil
+	if s.channel != "" && s.partner != "" {
+		return obs, "chan:" + s.channel + "/peer:" + s.partner, nil
 	}
 	if terms != nil {
 		ts, err := terms()
