@@ -11,6 +11,12 @@ command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 # WordNet 3.0 (the memory's lexicon: noun hypernyms for recall)
 [ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)
+# The desktop app (Fyne: OpenGL + X11 headers; toolchain-notes-gui §1) and its tests: a virtual
+# display, input and screenshots, a private D-Bus session bus, CJK fonts for Chinese text.
+for p in libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
+  xvfb xauth x11-utils xdotool imagemagick dbus fonts-noto-cjk; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then echo "missing packages: ${need[*]} (run as root or install them)" >&2; exit 1; fi
   DEBIAN_FRONTEND=noninteractive apt-get update -qq

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/agent"
@@ -70,6 +71,13 @@ type Deps struct {
 	Tokens func(text string) ([]string, error)
 	// Facilities are heavy assets loaded in the background after Start.
 	Facilities []Facility
+	// DetectTargets are the local servers DetectProviders probes; nil: Ollama on
+	// 127.0.0.1:11434 and llama.cpp's server on 127.0.0.1:8080 (desktop.go).
+	DetectTargets []DetectTarget
+	// DetectTimeout bounds each probe of DetectProviders; zero: 700 ms.
+	DetectTimeout time.Duration
+	// ProviderTestTimeout bounds TestProvider's request; zero: 20 s.
+	ProviderTestTimeout time.Duration
 }
 
 // Kernel is the running agent. It is safe for concurrent use.
@@ -93,6 +101,10 @@ type Kernel struct {
 	built     map[string]llm.Provider
 
 	gcStop chan struct{} // closed by Close: stops the memgc schedule
+
+	desk    deskOptions // DetectProviders and TestProvider settings (desktop.go)
+	pauseMu sync.Mutex  // serialises SetPaused
+	paused  atomic.Bool // channel input and scheduled jobs stopped (desktop.go)
 
 	turnMu   sync.Mutex
 	turns    map[string]*turn
@@ -135,6 +147,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	}
 	k.state.Declare(FacilityStore, FacilityProviders, FacilityAgent)
 	k.facs = deps.Facilities
+	k.desk = newDeskOptions(deps)
 	for _, f := range deps.Facilities {
 		k.state.Declare(f.Name)
 	}
@@ -184,13 +197,18 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 
 // isKernelEvent says which event types only the kernel may publish (ARCHITECTURE.md §5: plugins
 // never publish kernel events).
-func isKernelEvent(typ string) bool { return strings.HasPrefix(typ, "turn_") }
+func isKernelEvent(typ string) bool {
+	return strings.HasPrefix(typ, "turn_") || strings.HasPrefix(typ, "kernel_")
+}
 
 // Start loads the providers, marks the facilities ready and the kernel complete. The store is
 // already open (the binary opened it).
 func (k *Kernel) Start(ctx context.Context) error {
 	k.started = k.clock()
 	k.state.MarkReady(FacilityStore)
+	if err := k.loadPaused(ctx); err != nil {
+		return fmt.Errorf("kernel: %w", err)
+	}
 	if err := k.reloadProviders(ctx); err != nil {
 		return fmt.Errorf("kernel: loading providers: %w", err)
 	}

@@ -181,6 +181,10 @@ func (k *Kernel) gcLoop(interval time.Duration, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+			if k.paused.Load() {
+				k.log.Debug("memory gc skipped: the kernel is paused")
+				continue
+			}
 			if _, err := k.MemoryGC(ctx); err != nil && ctx.Err() == nil {
 				k.log.Warn("memory gc failed", "err", err)
 			}

@@ -82,6 +82,7 @@ func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
 		Ready:       snap.Ready,
 		Pending:     snap.Pending,
 		ActiveTurns: active,
+		Paused:      k.paused.Load(),
 	}, nil
 }
 
@@ -101,6 +102,9 @@ func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(cli
 			return client.ChatResult{}, fmt.Errorf("%w: unknown session %q (create it with `waiter session new %s`)", client.ErrNotFound, session, session)
 		}
 		return client.ChatResult{}, mapErr(err)
+	}
+	if err := k.refusePaused(sess); err != nil {
+		return client.ChatResult{}, err
 	}
 	if err := k.checkProvider(sess.Model); err != nil {
 		return client.ChatResult{}, err

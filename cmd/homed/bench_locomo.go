@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/hologramagent/hologram/cmd/internal/daemon"
 	"io"
 	"log/slog"
 	"os"
@@ -143,11 +144,11 @@ func benchLocomo(ctx context.Context, file string, out io.Writer) (locomoReport,
 	log := slog.New(slog.DiscardHandler)
 	env := func(k string) string { return os.Getenv(k) }
 	cfg := config.Default(env) // homed's defaults: no bench-only settings
-	mem := newMemoryAssets(cfg, log)
-	defer mem.close()
+	mem := daemon.NewMemoryAssets(cfg, log)
+	defer mem.Close()
 	for _, s := range samples {
 		cfg.DataDir = filepath.Join(tmp, s.SampleID)
-		k, store, err := benchKernel(ctx, cfg, log, mem, filepath.Join(tmp, "key"))
+		k, store, err := daemon.BenchKernel(ctx, cfg, log, mem, filepath.Join(tmp, "key"))
 		if err != nil {
 			return locomoReport{}, err
 		}

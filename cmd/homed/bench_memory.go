@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/hologramagent/hologram/cmd/internal/daemon"
 	"io"
 	"log/slog"
 	"net/url"
@@ -98,9 +99,9 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 	env := func(k string) string { return os.Getenv(k) }
 	cfg := config.Default(env) // homed's defaults: no bench-only settings
 	cfg.DataDir = filepath.Join(tmp, "data")
-	mem := newMemoryAssets(cfg, log)
-	defer mem.close()
-	k, store, err := benchKernel(ctx, cfg, log, mem, filepath.Join(tmp, "key"))
+	mem := daemon.NewMemoryAssets(cfg, log)
+	defer mem.Close()
+	k, store, err := daemon.BenchKernel(ctx, cfg, log, mem, filepath.Join(tmp, "key"))
 	if err != nil {
 		return memoryReport{}, err
 	}
@@ -142,7 +143,7 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 	if err := ingest(single, nEvents, 50); err != nil {
 		return memoryReport{}, err
 	}
-	rep.JiebaLoaded = mem.tok.Loaded()
+	rep.JiebaLoaded = mem.Tok.Loaded()
 	// RSS of the settled kernel: its background work on what was stored (scene observation)
 	// has caught up, as it does within moments of a real ingest.
 	k.SettleMemory()
@@ -165,7 +166,7 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	ftsOR := func(q string) error {
-		terms, err := mem.tok.Tokens(q)
+		terms, err := mem.Tok.Tokens(q)
 		if err != nil || len(terms) == 0 {
 			return err
 		}
@@ -177,7 +178,7 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 			strings.Join(quoted, " OR ")))
 	}
 	ftsOne := func(q string) error {
-		terms, err := mem.tok.Tokens(q)
+		terms, err := mem.Tok.Tokens(q)
 		if err != nil || len(terms) == 0 {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/hologramagent/hologram/cmd/internal/daemon"
 	"io"
 	"os"
 	"os/signal"
@@ -42,7 +43,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		return 2
 	}
 	if cfg.Version {
-		fmt.Fprintf(stdout, "homed %s\n", version())
+		fmt.Fprintf(stdout, "homed %s\n", daemon.Version())
 		return 0
 	}
 	if len(rest) > 0 {
@@ -56,7 +57,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 			}
 			return runBench(ctx, rest[1:], stdout, stderr)
 		case "version":
-			fmt.Fprintf(stdout, "homed %s\n", version())
+			fmt.Fprintf(stdout, "homed %s\n", daemon.Version())
 			return 0
 		}
 		fmt.Fprintf(stderr, "homed: unknown command %q (commands: bench, version)\n", rest[0])

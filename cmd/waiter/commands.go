@@ -168,6 +168,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		{"sessions", fmt.Sprint(st.Sessions)},
 		{"tools", fmt.Sprint(st.Tools)},
 		{"active turns", fmt.Sprint(st.ActiveTurns)},
+		{"paused", yesNo(st.Paused)},
 		{"ready", orDash(strings.Join(st.Ready, ", "))},
 		{"pending", orDash(strings.Join(st.Pending, ", "))},
 	})
@@ -175,7 +176,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 
 func (a *app) provider(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("provider needs a subcommand: add, list or remove")
+		return usagef("provider needs a subcommand: test, detect, add, list or remove")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -183,6 +184,10 @@ func (a *app) provider(ctx context.Context, args []string) error {
 		return a.providerAdd(ctx, args)
 	case "list":
 		return a.providerList(ctx, args)
+	case "test":
+		return a.providerTest(ctx, args)
+	case "detect":
+		return a.providerDetect(ctx, args)
 	case "remove", "rm":
 		if err := refuseSecretFlags(args); err != nil {
 			return err

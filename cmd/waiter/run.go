@@ -30,6 +30,9 @@ commands:
                                           the API key is read from HOLOGRAM_API_KEY or stdin
   provider list [--json]
   provider remove NAME
+  provider test [NAME] --base-url URL --model M [--proxy URL] [--json]
+                                          one real request to a provider, not saved (key as for add)
+  provider detect [--json]                local Ollama or llama.cpp servers the kernel can use
   tools [--json]
   session list [--json]
   session new [--title T] [--system-prompt P] [--model M] [--channel C] [--partner P] [--scope S] [ID]
@@ -47,12 +50,14 @@ commands:
                                           an MCP stdio server (quoted as in a shell) or a native plugin
   plugin restart|enable|disable|remove NAME
   plugin logs NAME [-n N]                 the plugin's stderr
+  pause                                   stop channel input and scheduled jobs (your chat works)
+  resume                                  undo pause
   version
 
 environment:
   HOLOGRAM_SOCKET   the kernel socket (default $XDG_RUNTIME_DIR/hologram/homed.sock)
   HOLOGRAM_TOKEN    bearer token for --remote (instead of --token-file)
-  HOLOGRAM_API_KEY  provider key for "provider add"
+  HOLOGRAM_API_KEY  provider key for "provider add" and "provider test"
 `
 
 // usageError is a command-line mistake: run prints it with a hint and exits 2.
@@ -189,7 +194,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	commands := map[string]func(context.Context, []string) error{
 		"chat": a.chat, "ask": a.ask, "status": a.status, "provider": a.provider, "tools": a.tools,
 		"session": a.session, "history": a.history, "window": a.window, "memory": a.memory,
-		"plugin": a.plugin,
+		"plugin": a.plugin, "pause": a.pause, "resume": a.resume,
 	}
 	fn, ok := commands[cmd]
 	if !ok {

@@ -55,6 +55,16 @@ type Service interface {
 	// MemoryAdmin is the owner's side of memory (graph, forget, pins, scenes, GC, export).
 	MemoryAdmin
 
+	// SetPaused pauses or resumes the kernel (Status.Paused): while paused, channel input and
+	// scheduled jobs stop and plugins get kernel/paused; the owner's chat works.
+	SetPaused(ctx context.Context, paused bool) error
+	// TestProvider makes one real, minimal request to a provider that is not saved (the key
+	// comes with it) and says whether it answers, how fast, and with which model.
+	TestProvider(ctx context.Context, p ProviderConfig) (ProviderCheck, error)
+	// DetectProviders looks for local OpenAI-compatible servers the kernel can reach (Ollama on
+	// 127.0.0.1:11434, llama.cpp's server on 127.0.0.1:8080) and offers each with a model it serves.
+	DetectProviders(ctx context.Context) ([]ProviderConfig, error)
+
 	// Plugins lists the plugins and their state.
 	Plugins(ctx context.Context) ([]Plugin, error)
 	// AddPlugin adds a plugin (an MCP server's command line, or a native plugin's directory),
@@ -166,6 +176,9 @@ type Status struct {
 	Ready       []string  `json:"ready"`   // facilities in readiness order
 	Pending     []string  `json:"pending"` // declared, not ready yet
 	ActiveTurns int       `json:"active_turns"`
+	// Paused: channel input and scheduled jobs (memory GC, plugins' schedules) are stopped;
+	// chat from the owner's clients works.
+	Paused bool `json:"paused"`
 }
 
 // ChatRequest asks for one agent turn. Session empty: the default session ("main").
@@ -331,6 +344,17 @@ type ProviderConfig struct {
 	APIKey   string `json:"api_key,omitempty"`
 	Proxy    string `json:"proxy,omitempty"`    // per-provider proxy URL; empty: HTTPS_PROXY from the environment
 	Priority int    `json:"priority,omitempty"` // lower first; ties by name
+}
+
+// ProviderCheck is the result of TestProvider. OK false carries the server's or the network's
+// error in Error (the call itself succeeds).
+type ProviderCheck struct {
+	OK      bool          `json:"ok"`
+	Error   string        `json:"error,omitempty"`
+	Latency time.Duration `json:"latency"`
+	Model   string        `json:"model,omitempty"`  // the model that answered
+	Models  []string      `json:"models,omitempty"` // what GET /models lists, when the server has it
+	Reply   string        `json:"reply,omitempty"`  // the first words of the answer
 }
 
 // Provider is a configured provider as listed (never with its key).

@@ -35,6 +35,9 @@ func Run(t *testing.T, setup Setup) {
 	}{
 		{"HealthAndStatus", testHealthAndStatus},
 		{"Providers", testProviders},
+		{"TestProvider", testTestProvider},
+		{"DetectProviders", testDetectProviders},
+		{"Pause", testPause},
 		{"ChatWithoutProvider", testChatWithoutProvider},
 		{"ChatStreamsAndStores", testChatStreamsAndStores},
 		{"ToolTurn", testToolTurn},

@@ -59,6 +59,7 @@ type Fake struct {
 	turns     map[string]context.CancelFunc
 	plugins   map[string]*fakePlugin // plugins.go
 	graph     *fakeGraph             // graph.go
+	desktop   fakeDesktop            // desktop.go
 	nextID    int
 	started   time.Time
 }
@@ -180,6 +181,12 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.setInstructions(w, parts[1], body)
 	case r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "sessions" && parts[2] == "history":
 		f.getHistory(w, r, parts[1])
+	case route == "POST /api/v1/pause":
+		f.setPaused(w, body)
+	case route == "POST /api/v1/providers/test":
+		f.testProvider(w, body)
+	case route == "GET /api/v1/providers/detect":
+		f.detectProviders(w)
 	case route == "GET /api/v1/providers":
 		f.listProviders(w)
 	case route == "POST /api/v1/providers":
@@ -210,7 +217,7 @@ func (f *Fake) status(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, client.Status{
 		Version: "fake", PID: 4242, DataDir: "/data", Socket: "/run/homed.sock", Started: f.started,
 		Providers: len(f.providers), Sessions: len(f.sessions), Tools: len(f.tools),
-		Ready: []string{"store", "api"}, Pending: []string{}, ActiveTurns: len(f.turns),
+		Ready: []string{"store", "api"}, Pending: []string{}, ActiveTurns: len(f.turns), Paused: f.desktop.paused,
 	})
 }
 
@@ -224,6 +231,9 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	if strings.TrimSpace(req.Input) == "" {
 		WriteError(w, http.StatusBadRequest, "empty input")
+		return
+	}
+	if f.refusePaused(w, req.Session) {
 		return
 	}
 	f.mu.Lock()

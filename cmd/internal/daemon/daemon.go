@@ -1,0 +1,326 @@
+// Package daemon is the kernel's composition root shared by homed and the desktop app: it
+// chooses the SQLite store, the OpenAI-compatible client and the security codec, builds the
+// kernel on a data dir and serves its API (unix socket, optional TCP with token and TLS).
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel"
+	"github.com/hologramagent/hologram/kernel/api"
+	"github.com/hologramagent/hologram/kernel/config"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/llm/openai"
+	"github.com/hologramagent/hologram/kernel/security"
+	"github.com/hologramagent/hologram/memory/embed"
+	"github.com/hologramagent/hologram/memory/sqlite"
+)
+
+// DrainGrace is how long a stop lets in-flight turns finish before cancelling them.
+const DrainGrace = 10 * time.Second
+
+// ErrRunning is wrapped by Start's error when another kernel holds the data dir (the
+// *kernel.LockedError says which, and its socket).
+var ErrRunning = errors.New("a kernel is already running on this data dir")
+
+// Version is the product version: the link-time kernel.Version, else the module's.
+func Version() string {
+	if kernel.Version != "dev" {
+		return kernel.Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return kernel.Version
+}
+
+// NewLogger is the text logger at level.
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// Daemon is a started kernel with its store and API.
+type Daemon struct {
+	Kernel *kernel.Kernel
+	Store  *sqlite.Store
+	Log    *slog.Logger
+
+	lock        *kernel.DirLock
+	mem         MemoryAssets
+	srv         *api.Server
+	stopServing context.CancelFunc
+	errc        chan error
+}
+
+// Start locks cfg.DataDir, opens the store, builds and starts the kernel and serves its API on
+// cfg.Socket (and cfg.Listen). It logs "<name> ready" when done. The caller must Stop it.
+func Start(ctx context.Context, name string, cfg config.Config, env func(string) string, stdout, stderr io.Writer) (_ *Daemon, err error) {
+	t0 := time.Now()
+	log := NewLogger(stderr, cfg.LogLevel)
+	kernel.Version = Version()
+	d := &Daemon{Log: log, errc: make(chan error, 2)}
+	lock, err := kernel.LockDataDir(cfg.DataDir, cfg.Socket)
+	if err != nil {
+		var le *kernel.LockedError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%w: %w", ErrRunning, err)
+		}
+		return nil, err
+	}
+	d.lock = lock
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	keys, err := security.LoadOrCreateKeyFile(cfg.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	if sameDir(cfg.KeyFile, cfg.DataDir) {
+		log.Warn("the key file is inside the data dir: a copy of the data dir would reveal sealed secrets", "key_file", cfg.KeyFile)
+	}
+	d.mem = NewMemoryAssets(cfg, log)
+	if d.Kernel, d.Store, err = BuildKernel(ctx, cfg, log, d.mem, security.NewCodec(keys), NewProvider(log)); err != nil {
+		return nil, err
+	}
+	var (
+		ln      net.Listener
+		tlsConf *tls.Config
+		token   string
+	)
+	if cfg.Listen != "" {
+		if ln, tlsConf, token, err = tcpListener(cfg, env, log, stdout); err != nil {
+			return nil, err
+		}
+	}
+	d.srv = api.New(d.Kernel, api.Options{Logger: log, Token: token, MaxBodyBytes: cfg.API.MaxBodyBytes, AllowedOrigins: cfg.API.AllowedOrigins, Version: kernel.Version})
+	var sctx context.Context
+	sctx, d.stopServing = context.WithCancel(context.WithoutCancel(ctx))
+	unixLn, err := d.srv.ListenUnix(ctx, cfg.Socket)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	go func() { d.errc <- d.srv.ServeUnixListener(sctx, unixLn) }()
+	if ln != nil {
+		go func() { d.errc <- d.srv.ServeTCP(sctx, ln, tlsConf, cfg.Insecure) }()
+	}
+	if err := d.Kernel.Start(ctx); err != nil {
+		return nil, err
+	}
+	log.Info(name+" ready", "pid", os.Getpid(), "data", cfg.DataDir, "socket", cfg.Socket, "listen", cfg.Listen,
+		"version", kernel.Version, "startup_ms", time.Since(t0).Milliseconds())
+	return d, nil
+}
+
+// Err reports the API servers' failures.
+func (d *Daemon) Err() <-chan error { return d.errc }
+
+// Stop lets in-flight turns finish (DrainGrace), stops serving, closes the kernel, checkpoints
+// and closes the store, and releases the data dir.
+func (d *Daemon) Stop() error {
+	dctx, cancel := context.WithTimeout(context.Background(), DrainGrace)
+	defer cancel()
+	d.Kernel.Drain(dctx)
+	if d.stopServing != nil {
+		d.stopServing()
+	}
+	if err := d.srv.Shutdown(dctx); err != nil && !errors.Is(err, context.Canceled) {
+		d.Log.Warn("api shutdown", "err", err)
+	}
+	if err := d.Kernel.Close(); err != nil {
+		d.Log.Warn("kernel close", "err", err)
+	}
+	if err := d.Store.Checkpoint(context.Background()); err != nil {
+		d.Log.Warn("store checkpoint", "err", err)
+	}
+	err := d.Store.Close()
+	d.Store = nil
+	d.close()
+	if err != nil {
+		return fmt.Errorf("closing store: %w", err)
+	}
+	return nil
+}
+
+// close releases what Start acquired (after a failed Start, or at the end of Stop).
+func (d *Daemon) close() {
+	if d.stopServing != nil {
+		d.stopServing()
+	}
+	if d.Kernel != nil && d.Store != nil {
+		d.Kernel.Close()
+	}
+	if d.Store != nil {
+		d.Store.Close()
+	}
+	if d.mem.Tok != nil {
+		d.mem.Close()
+	}
+	if d.lock != nil {
+		d.lock.Release()
+	}
+}
+
+func sameDir(file, dir string) bool {
+	rel, err := filepath.Rel(dir, file)
+	return err == nil && !strings.HasPrefix(rel, "..")
+}
+
+// NewProvider is the provider factory: every provider is an OpenAI-compatible server.
+func NewProvider(log *slog.Logger) kernel.ProviderFactory {
+	return func(ps kernel.ProviderSettings) (llm.Provider, error) {
+		return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy,
+			Logger: log.With("provider", ps.Name)})
+	}
+}
+
+// tcpListener opens --listen with its token and TLS material. The token comes from --token-file or
+// HOLOGRAM_TOKEN, else one is generated into the default token file. Off loopback TLS is always
+// on: the given certificate or a self-signed one whose fingerprint is printed for pinning.
+func tcpListener(cfg config.Config, env func(string) string, log *slog.Logger, stdout io.Writer) (net.Listener, *tls.Config, string, error) {
+	token := strings.TrimSpace(env("HOLOGRAM_TOKEN"))
+	switch {
+	case cfg.TokenFile != "" && token == "":
+		t, err := security.LoadOrCreateToken(cfg.TokenFile)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("token file: %w", err)
+		}
+		token = t
+	case token == "":
+		return nil, nil, "", errors.New("--listen needs a token: give --token-file F (created if missing) or set HOLOGRAM_TOKEN")
+	}
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("--listen %q: %w", cfg.Listen, err)
+	}
+	var (
+		tlsConf *tls.Config
+		fp      string
+	)
+	loopback := isLoopbackHost(host)
+	switch {
+	case cfg.TLSCert != "":
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("loading TLS certificate: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		fp = security.Fingerprint(cert.Certificate[0])
+	case !loopback && !cfg.Insecure:
+		hosts := []string{}
+		if host != "" && host != "0.0.0.0" && host != "::" {
+			hosts = append(hosts, host)
+		}
+		if hn, err := os.Hostname(); err == nil {
+			hosts = append(hosts, hn)
+		}
+		var cert tls.Certificate
+		cert, fp, err = security.LoadOrCreateSelfSigned(filepath.Join(cfg.DataDir, "tls", "cert.pem"), filepath.Join(cfg.DataDir, "tls", "key.pem"), hosts)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("self-signed certificate: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		log.Info("serving TLS with a self-signed certificate; clients pin it with --fingerprint", "fingerprint", fp)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("--listen: %w", err)
+	}
+	// Printed for people and scripts, and logged (before "homed ready") for tests and journals.
+	if fp != "" {
+		fmt.Fprintf(stdout, "TLS certificate fingerprint (sha256): %s\n", fp)
+	}
+	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+	log.Info("api listening", "addr", ln.Addr().String(), "tls", tlsConf != nil, "fingerprint", fp)
+	return ln, tlsConf, token, nil
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// MemoryAssets are the memory's tokenizer (jieba for Chinese, loaded on the first Chinese text)
+// and English lexicon (WordNet, loaded in the background after start).
+type MemoryAssets struct {
+	Tok *embed.Tokenizer
+	Lex *embed.Lexicon
+}
+
+// NewMemoryAssets prepares the assets (nothing loads yet).
+func NewMemoryAssets(cfg config.Config, log *slog.Logger) MemoryAssets {
+	lex := embed.NewLexicon(embed.LexiconOptions{Dir: cfg.Memory.WordNetDir, Logger: log})
+	// Irregular English forms are not lemmatised: measured on the LoCoMo dev split, it did not
+	// help (docs/benchmarks.md).
+	tok := embed.NewTokenizer(embed.TokenizerOptions{JiebaDir: cfg.Memory.JiebaDir, Logger: log})
+	return MemoryAssets{Tok: tok, Lex: lex}
+}
+
+// facilities: both load lazily — the lexicon (≈ 0.3 s, ≈ 70 MB) with the first memory text,
+// jieba (≈ 1 s, ≈ 130 MB) with the first Chinese text — so an idle kernel stays small.
+func (m MemoryAssets) facilities() []kernel.Facility {
+	return []kernel.Facility{{Name: "lexicon", Loaded: m.Lex.Loaded}, {Name: "jieba", Loaded: m.Tok.Loaded}}
+}
+
+// Close releases the tokenizer.
+func (m MemoryAssets) Close() { m.Tok.Close() }
+
+// BuildKernel opens the store in cfg.DataDir and builds the kernel on it, exactly as homed runs
+// it (the benchmarks use it too, so they measure the product's configuration).
+func BuildKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem MemoryAssets, sealer kernel.Sealer, newProv kernel.ProviderFactory) (*kernel.Kernel, *sqlite.Store, error) {
+	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Logger: log, Tokenize: mem.Tok.Tokens, Expand: mem.Lex.Expand})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening store: %w", err)
+	}
+	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities()})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return k, store, nil
+}
+
+// BenchKernel is a started kernel for the benchmarks: homed's configuration on cfg.DataDir, a key
+// in keyFile, no LLM provider, and the lexicon loaded (so ingest expands as homed's does once
+// warm).
+func BenchKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem MemoryAssets, keyFile string) (*kernel.Kernel, *sqlite.Store, error) {
+	keys, err := security.LoadOrCreateKeyFile(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	noLLM := func(kernel.ProviderSettings) (llm.Provider, error) { return nil, llm.ErrNoProvider }
+	k, store, err := BuildKernel(ctx, cfg, log, mem, security.NewCodec(keys), noLLM)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := k.Start(ctx); err == nil {
+		err = mem.Lex.Load(ctx)
+	}
+	if err != nil {
+		k.Close()
+		store.Close()
+		return nil, nil, err
+	}
+	return k, store, nil
+}

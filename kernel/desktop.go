@@ -1,0 +1,285 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// pausedSetting persists the pause across restarts ("true" or "false").
+const pausedSetting = "kernel/paused"
+
+// Event types the kernel publishes when the owner pauses or resumes it.
+const (
+	EventKernelPaused  = "kernel_paused"
+	EventKernelResumed = "kernel_resumed"
+)
+
+// Defaults of the desktop helpers (Deps zero values).
+const (
+	DefaultDetectTimeout       = 700 * time.Millisecond
+	DefaultProviderTestTimeout = 20 * time.Second
+)
+
+// Provider tests ask for a one-word answer and keep the first characters of the reply.
+const (
+	testPrompt    = "Reply with the word OK."
+	testMaxTokens = 8
+	testReplyLen  = 200
+)
+
+// maxModelsBody bounds a /models answer read by DetectProviders.
+const maxModelsBody = 4 << 20
+
+// DetectTarget is a local OpenAI-compatible server DetectProviders looks for: its provider name
+// and its models URL (the base URL followed by /models).
+type DetectTarget struct {
+	Name string
+	URL  string
+}
+
+// defaultDetectTargets are Ollama's and llama.cpp's servers on their default ports.
+var defaultDetectTargets = []DetectTarget{
+	{Name: "ollama", URL: "http://127.0.0.1:11434/v1/models"},
+	{Name: "llamacpp", URL: "http://127.0.0.1:8080/v1/models"},
+}
+
+// deskOptions are the Deps of the desktop helpers with their defaults applied.
+type deskOptions struct {
+	targets     []DetectTarget
+	probe       time.Duration
+	testTimeout time.Duration
+	hc          *http.Client // probes go to loopback servers: no proxy
+}
+
+func newDeskOptions(d Deps) deskOptions {
+	o := deskOptions{targets: d.DetectTargets, probe: d.DetectTimeout, testTimeout: d.ProviderTestTimeout}
+	if o.targets == nil {
+		o.targets = defaultDetectTargets
+	}
+	if o.probe <= 0 {
+		o.probe = DefaultDetectTimeout
+	}
+	if o.testTimeout <= 0 {
+		o.testTimeout = DefaultProviderTestTimeout
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	o.hc = &http.Client{Transport: tr}
+	return o
+}
+
+// loadPaused restores the pause the owner set before a restart.
+func (k *Kernel) loadPaused(ctx context.Context) error {
+	v, err := k.store.GetSetting(ctx, pausedSetting)
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading setting %s: %w", pausedSetting, err)
+	}
+	paused, err := strconv.ParseBool(v)
+	if err != nil {
+		k.log.Error("ignoring unreadable setting", "key", pausedSetting, "value", v)
+		return nil
+	}
+	k.paused.Store(paused)
+	if paused {
+		k.log.Info("kernel starts paused: channel input and scheduled jobs stay stopped until the owner resumes it")
+	}
+	return nil
+}
+
+// Paused reports whether the owner has paused the kernel.
+func (k *Kernel) Paused() bool { return k.paused.Load() }
+
+// SetPaused implements client.Service: while paused, chat on channel sessions is refused, the
+// memgc schedule skips its passes, and plugins hear kernel/paused. The owner's sessions keep
+// working. The state is saved, so it survives a restart.
+func (k *Kernel) SetPaused(ctx context.Context, paused bool) error {
+	k.pauseMu.Lock()
+	defer k.pauseMu.Unlock()
+	if k.paused.Load() == paused {
+		return nil
+	}
+	if err := k.store.SetSetting(ctx, pausedSetting, strconv.FormatBool(paused)); err != nil {
+		return fmt.Errorf("saving the pause: %w", mapErr(err))
+	}
+	k.paused.Store(paused)
+	typ := EventKernelResumed
+	if paused {
+		typ = EventKernelPaused
+		k.log.Info("kernel paused: channel input and scheduled jobs stop; the owner's chat works")
+	} else {
+		k.log.Info("kernel resumed")
+	}
+	k.publish(typ, map[string]any{"paused": paused})
+	// Native plugins get kernel/paused or kernel/resumed here (native-plugins issue).
+	return nil
+}
+
+// refusePaused refuses a turn on a channel session while the kernel is paused.
+func (k *Kernel) refusePaused(sess memory.Session) error {
+	if sess.Channel == "" || !k.paused.Load() {
+		return nil
+	}
+	return fmt.Errorf("%w: the kernel is paused: input from channel %s is stopped until the owner resumes it (`waiter resume`)",
+		client.ErrUnavailable, sess.Channel)
+}
+
+// modelLister is what llm/openai's client offers besides Chat: GET {base}/models.
+type modelLister interface {
+	Models(ctx context.Context) ([]string, error)
+}
+
+// TestProvider implements client.Service: it validates p like AddProvider, builds the provider
+// (without saving it), sends one small non-streamed request and lists the server's models. A
+// provider that fails answers OK false with the error; the call fails only for an invalid
+// configuration or when ctx ends.
+func (k *Kernel) TestProvider(ctx context.Context, p client.ProviderConfig) (client.ProviderCheck, error) {
+	p.BaseURL = strings.TrimRight(strings.TrimSpace(p.BaseURL), "/")
+	p.Model = strings.TrimSpace(p.Model)
+	p.APIKey = strings.TrimSpace(p.APIKey)
+	if err := validateProvider(p); err != nil {
+		return client.ProviderCheck{}, err
+	}
+	prov, err := k.newProv(ProviderSettings{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, APIKey: p.APIKey, Proxy: p.Proxy})
+	if err != nil {
+		return client.ProviderCheck{}, invalid("provider %s: %v", p.Name, err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, k.desk.testTimeout)
+	defer cancel()
+
+	var (
+		wg        sync.WaitGroup
+		models    []string
+		modelsErr error
+	)
+	if ml, ok := prov.(modelLister); ok {
+		wg.Go(func() { models, modelsErr = ml.Models(tctx) })
+	}
+	t0 := time.Now()
+	resp, err := prov.Chat(tctx, llm.Request{MaxTokens: testMaxTokens, Messages: []llm.Message{
+		{Role: "system", Content: testPrompt},
+		{Role: "user", Content: "OK?"},
+	}}, nil)
+	latency := time.Since(t0)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return client.ProviderCheck{}, fmt.Errorf("testing provider %s: %w", p.Name, ctx.Err())
+	}
+	check := client.ProviderCheck{Latency: latency}
+	if modelsErr == nil {
+		check.Models = models
+	} else {
+		k.log.Debug("provider test: no model list", "provider", p.Name, "err", modelsErr)
+	}
+	if err != nil {
+		check.Error = err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			check.Error = fmt.Sprintf("provider %s: no answer within %s", p.Name, k.desk.testTimeout)
+		}
+		k.log.Info("provider test failed", "provider", p.Name, "base_url", p.BaseURL, "model", p.Model, "err", check.Error)
+		return check, nil
+	}
+	check.OK = true
+	check.Model = resp.Model
+	if check.Model == "" {
+		check.Model = p.Model
+	}
+	check.Reply = firstRunes(strings.TrimSpace(resp.Message.Content), testReplyLen)
+	k.log.Info("provider test passed", "provider", p.Name, "base_url", p.BaseURL, "model", check.Model, "ms", latency.Milliseconds())
+	return check, nil
+}
+
+// firstRunes returns the first n characters of s.
+func firstRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// DetectProviders implements client.Service: it probes the detect targets concurrently, each
+// within its own timeout, and offers every server that lists at least one model, with the
+// first, in the targets' order. Servers that are absent, silent or answer something else are
+// left out; the call fails only when ctx ends.
+func (k *Kernel) DetectProviders(ctx context.Context) ([]client.ProviderConfig, error) {
+	found := make([]*client.ProviderConfig, len(k.desk.targets))
+	var wg sync.WaitGroup
+	for i, t := range k.desk.targets {
+		wg.Go(func() {
+			models, err := k.probe(ctx, t.URL)
+			if err != nil || len(models) == 0 {
+				k.log.Debug("provider detection: nothing usable", "target", t.Name, "url", t.URL, "err", err)
+				return
+			}
+			found[i] = &client.ProviderConfig{Name: t.Name, BaseURL: strings.TrimSuffix(t.URL, "/models"), Model: models[0]}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("detecting providers: %w", err)
+	}
+	out := []client.ProviderConfig{}
+	for _, p := range found {
+		if p != nil {
+			k.log.Info("local provider detected", "provider", p.Name, "base_url", p.BaseURL, "model", p.Model)
+			out = append(out, *p)
+		}
+	}
+	return out, nil
+}
+
+// probe lists the models of an OpenAI-compatible models URL ({"data":[{"id":…}]}).
+func (k *Kernel) probe(ctx context.Context, url string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, k.desk.probe)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", url, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := k.desk.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("probe %s: HTTP %d", url, resp.StatusCode)
+	}
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxModelsBody)).Decode(&body); err != nil {
+		return nil, fmt.Errorf("probe %s: not an OpenAI models list: %w", url, err)
+	}
+	var ids []string
+	for _, m := range body.Data {
+		if id := strings.TrimSpace(m.ID); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
