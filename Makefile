@@ -9,15 +9,17 @@ space := $(empty) $(empty)
 GO ?= go
 BUILDFLAGS = -trimpath -tags=$(subst $(space),$(comma),$(strip $(TAGS)))
 TESTFLAGS = -trimpath -tags=$(subst $(space),$(comma),$(strip $(TEST_TAGS)))
+# The client variant of the desktop app (no kernel inside) adds nokernel to the same tags.
+CLIENTFLAGS = -trimpath -tags=$(subst $(space),$(comma),$(strip $(TAGS) nokernel))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0)
-LDFLAGS = -X github.com/hologramagent/hologram/kernel.Version=$(VERSION)
+LDFLAGS = -X github.com/hologramagent/hologram/kernel.Version=$(VERSION) -X main.version=$(VERSION)
 # -O1 -g0 halves the cold build of the SQLite amalgamation (≈ 50 s of one core at -O2).
 export CGO_ENABLED := 1
 export CGO_CFLAGS ?= -O1 -g0
 BIN := bin
-CMDS := homed waiter
+CMDS := homed waiter hologram
 
-.PHONY: all deps build run test test-unit bench bench-memory vet fmt mutate-pairing smoke clean npm-peers
+.PHONY: all deps build run run-server test test-unit bench bench-memory vet fmt mutate-pairing smoke clean npm-peers
 
 all: build
 
@@ -35,16 +37,33 @@ $(NPM_PEERS)/node_modules/.package-lock.json: $(NPM_PEERS)/package.json $(NPM_PE
 	cd $(NPM_PEERS) && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
-build: deps $(addprefix $(BIN)/,$(CMDS))
+build: deps $(addprefix $(BIN)/,$(CMDS)) $(BIN)/hologram-client
 
 $(BIN)/%: FORCE
 	@mkdir -p $(BIN)
 	$(GO) build $(BUILDFLAGS) -ldflags '$(LDFLAGS)' -o $@ ./cmd/$*
 
+# hologram-client is the desktop app without the kernel: it attaches to a homed (--remote).
+$(BIN)/hologram-client: FORCE
+	@mkdir -p $(BIN)
+	$(GO) build $(CLIENTFLAGS) -ldflags '$(LDFLAGS)' -o $@ ./cmd/hologram
+
 FORCE:
 
-# run starts homed on the default data dir and opens `waiter chat` against it; homed stops with the chat.
-run: build
+# run opens the desktop app with the kernel inside, on the default data dir (a display is needed:
+# a desktop session, or e.g. `Xvfb :99 & DISPLAY=:99 make run`). ARGS are passed to hologram.
+run: have-display deps $(BIN)/hologram
+	$(BIN)/hologram $(ARGS)
+
+.PHONY: have-display
+have-display:
+	@if [ -z "$$DISPLAY" ] && [ -z "$$WAYLAND_DISPLAY" ]; then \
+	  echo "make run opens a window, but there is no display (DISPLAY is unset): run it in a desktop session," >&2; \
+	  echo "or under Xvfb (Xvfb :99 & DISPLAY=:99 make run), or use 'make run-server' for the terminal." >&2; exit 1; fi
+
+# run-server starts homed on the default data dir and opens `waiter chat` against it; homed stops
+# with the chat.
+run-server: deps $(BIN)/homed $(BIN)/waiter
 	@./.ci/run-local.sh $(BIN)
 
 # test runs every test, integration ones included, with the same flags as the binaries (plus -race).

@@ -111,6 +111,15 @@ func (k *Kernel) AddProvider(ctx context.Context, p client.ProviderConfig) (clie
 	if err := validateProvider(p); err != nil {
 		return client.Provider{}, err
 	}
+	if p.KeepKey && p.APIKey == "" { // an edit that does not touch the key
+		k.provMu.Lock()
+		for _, old := range k.providers {
+			if old.Name == p.Name {
+				p.APIKey = old.APIKey
+			}
+		}
+		k.provMu.Unlock()
+	}
 	ps := ProviderSettings{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, APIKey: p.APIKey, Proxy: p.Proxy, Priority: p.Priority}
 	if _, err := k.newProv(ps); err != nil {
 		return client.Provider{}, invalid("provider %s: %v", p.Name, err)

@@ -344,6 +344,9 @@ type ProviderConfig struct {
 	APIKey   string `json:"api_key,omitempty"`
 	Proxy    string `json:"proxy,omitempty"`    // per-provider proxy URL; empty: HTTPS_PROXY from the environment
 	Priority int    `json:"priority,omitempty"` // lower first; ties by name
+	// KeepKey, with an empty APIKey, keeps the key the provider of that name has (an edit of
+	// its URL, model or priority); otherwise an empty APIKey means no key.
+	KeepKey bool `json:"keep_key,omitempty"`
 }
 
 // ProviderCheck is the result of TestProvider. OK false carries the server's or the network's

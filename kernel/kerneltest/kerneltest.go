@@ -119,6 +119,13 @@ func testProviders(t *testing.T, s client.Service) {
 	if err != nil || len(ps) != 2 || ps[0].Name != "a" || ps[1].Name != "b" || ps[0].HasKey {
 		t.Fatalf("Providers = %+v, %v (want a then b, by priority)", ps, err)
 	}
+	// An edit that keeps the key (the desktop's priority change) and one that drops it.
+	if got, err := s.AddProvider(ctx, client.ProviderConfig{Name: "b", BaseURL: "http://127.0.0.1:9/v1", Model: "m1", Priority: 3, KeepKey: true}); err != nil || !got.HasKey || got.Priority != 3 {
+		t.Fatalf("AddProvider with KeepKey = %+v, %v; want the key kept", got, err)
+	}
+	if got, err := s.AddProvider(ctx, client.ProviderConfig{Name: "b", BaseURL: "http://127.0.0.1:9/v1", Model: "m1", Priority: 2}); err != nil || got.HasKey {
+		t.Fatalf("AddProvider without a key = %+v, %v; want no key", got, err)
+	}
 	if err := s.RemoveProvider(ctx, "nope"); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("RemoveProvider(unknown) = %v", err)
 	}

@@ -427,6 +427,10 @@ func (f *Fake) addProvider(w http.ResponseWriter, body []byte) {
 		return
 	}
 	f.mu.Lock()
+	if old, ok := f.providers[p.Name]; ok && p.KeepKey && p.APIKey == "" {
+		p.APIKey = old.APIKey // as the kernel does
+	}
+	p.KeepKey = false
 	f.providers[p.Name] = p
 	f.mu.Unlock()
 	writeJSON(w, http.StatusCreated, client.Provider{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model,

@@ -1,0 +1,231 @@
+// Command hologram is the HologramAgent desktop app: a Fyne window with the kernel inside, or
+// attached to a kernel elsewhere.
+//
+//	hologram [--data DIR] [--remote URL --token-file F [--fingerprint SHA256]] [--insecure] [--version]
+//
+// Without --remote it starts the kernel in-process on DIR (the one kernel of that data dir: when
+// one already runs there, it attaches to it over its unix socket). With --remote it is a client
+// of that homed (token from --token-file or HOLOGRAM_TOKEN; plain http:// off loopback only with
+// --insecure, and then with a warning in the window). Built with -tags nokernel it is the client
+// variant, which links no kernel and needs --remote or a kernel running on the data dir.
+//
+// HOLOGRAM_GUI_TRACE=FILE appends one JSON line per screen, message and banner to FILE (for
+// tests). The tray is set only when a D-Bus session bus is reachable.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/app"
+	"github.com/godbus/dbus/v5"
+
+	"github.com/hologramagent/hologram/gui"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/config"
+)
+
+// appID names the app to the desktop (preferences, notifications, the .desktop file).
+const appID = "com.github.hologramagent.hologram"
+
+// version is set at link time (-X main.version=…); empty: the variant's own answer.
+var version string
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// flags are hologram's command line.
+type flags struct {
+	data, remote, tokenFile, fingerprint string
+	insecure, version                    bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (flags, error) {
+	var f flags
+	fs := flag.NewFlagSet("hologram", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.data, "data", "", "data `directory` of the in-process kernel (default $XDG_DATA_HOME/hologram)")
+	fs.StringVar(&f.remote, "remote", "", "attach to the remote kernel at `URL` (homed --listen)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "`file` holding the remote kernel's token (or set HOLOGRAM_TOKEN)")
+	fs.StringVar(&f.fingerprint, "fingerprint", "", "pin the remote's TLS certificate by its `sha256` fingerprint")
+	fs.BoolVar(&f.insecure, "insecure", false, "allow plain http:// to a remote host that is not loopback")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if f.remote == "" && (f.tokenFile != "" || f.fingerprint != "" || f.insecure) {
+		return f, errors.New("--token-file, --fingerprint and --insecure go with --remote")
+	}
+	if f.remote != "" && f.data != "" {
+		return f, errors.New("--data is for the kernel in-process; with --remote the remote kernel has its own")
+	}
+	return f, nil
+}
+
+// run is hologram's whole life; it returns the exit code.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hologram: %v\n", err)
+		return 2
+	}
+	if f.version {
+		fmt.Fprintf(stdout, "hologram %s\n", productVersion())
+		return 0
+	}
+	// SIGTERM/SIGINT quit cleanly from the start (Fyne's own handler is registered by a goroutine
+	// of Run, which a signal can beat): the app quits as soon as its loop runs.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	appc := make(chan fyne.App, 1)
+	go func() {
+		<-sigc
+		fa := <-appc
+		fyne.Do(fa.Quit)
+	}()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	slog.SetDefault(log)
+	ctx := context.Background()
+
+	o := gui.Options{Getenv: getenv, Version: productVersion(), Icon: gui.Icon()}
+	stop := func() {}
+	if f.remote != "" {
+		svc, insecure, err := dialRemote(f, getenv)
+		if err != nil {
+			fmt.Fprintf(stderr, "hologram: %v\n", err)
+			return 1
+		}
+		defer svc.Close()
+		o.Service, o.Remote, o.Insecure = svc, f.remote, insecure
+		if insecure {
+			log.Warn("plain HTTP to a remote kernel: the token and messages cross the network unencrypted", "remote", f.remote)
+		}
+	} else {
+		var cargs []string
+		if f.data != "" {
+			cargs = []string{"--data", f.data}
+		}
+		cfg, _, err := config.Load("hologram", cargs, getenv)
+		if err != nil {
+			fmt.Fprintf(stderr, "hologram: %v\n", err)
+			return 2
+		}
+		svc, stopKernel, err := startKernel(ctx, cfg, getenv, stdout, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "hologram: %v\n", err)
+			return 1
+		}
+		o.Service, o.DataDir, stop = svc, cfg.DataDir, stopKernel
+	}
+
+	o.Tray = sessionBus(getenv, log)
+	if p := getenv("HOLOGRAM_GUI_TRACE"); p != "" {
+		tf, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			stop()
+			fmt.Fprintf(stderr, "hologram: trace file: %v\n", err)
+			return 1
+		}
+		defer tf.Close()
+		o.Trace = tf
+	}
+
+	fa := app.NewWithID(appID)
+	appc <- fa
+	a := gui.NewApp(fa, o)
+	a.Run()
+	stop()
+	if restart := a.RestartArgs(); len(restart) > 0 {
+		exe, err := os.Executable()
+		if err == nil {
+			log.Info("restarting attached to a remote kernel", "args", strings.Join(restart, " "))
+			err = syscall.Exec(exe, append([]string{os.Args[0]}, restart...), os.Environ())
+		}
+		fmt.Fprintf(stderr, "hologram: restart: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// dialRemote makes the HTTP client of a remote kernel and checks that it answers and accepts the
+// token. insecure reports plain HTTP off loopback (the window warns).
+func dialRemote(f flags, getenv func(string) string) (*client.HTTP, bool, error) {
+	u, err := url.Parse(f.remote)
+	if err != nil {
+		return nil, false, fmt.Errorf("--remote: %w", err)
+	}
+	token := strings.TrimSpace(getenv("HOLOGRAM_TOKEN"))
+	if f.tokenFile != "" {
+		if token, err = client.ReadTokenFile(f.tokenFile); err != nil {
+			return nil, false, err
+		}
+	}
+	if token == "" {
+		return nil, false, errors.New("--remote needs a token: --token-file F or HOLOGRAM_TOKEN")
+	}
+	c, err := client.Dial(client.Options{URL: f.remote, Token: token, Fingerprint: f.fingerprint, Insecure: f.insecure})
+	if err != nil {
+		return nil, false, err
+	}
+	// The window opens whether or not the kernel answers now: its banner shows why not and
+	// retries (wrong token, wrong fingerprint, server gone).
+	return c, u.Scheme == "http" && !loopback(u.Hostname()), nil
+}
+
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// attachSocket is a client of the kernel serving socket, checked to answer.
+func attachSocket(ctx context.Context, socket string) (*client.HTTP, error) {
+	c, err := client.Dial(client.Options{Socket: socket})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := c.Health(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// sessionBus reports whether a D-Bus session bus is reachable, which the tray needs (Fyne's
+// tray panics at Quit without one). DBUS_SESSION_BUS_ADDRESS is checked first: without it godbus
+// would autolaunch a bus daemon and leak it.
+func sessionBus(getenv func(string) string, log *slog.Logger) bool {
+	if getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		log.Debug("DBUS_SESSION_BUS_ADDRESS is not set")
+		return false
+	}
+	if _, err := dbus.SessionBus(); err != nil { // shared: Fyne's notifications use it too
+		log.Info("DBUS_SESSION_BUS_ADDRESS is set, but the bus does not answer", "err", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,852 @@
+package gui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// ChatOptions configure a [ChatVM].
+type ChatOptions struct {
+	// Session is the session shown first: "" means "main" ("quick" in Quick mode).
+	Session string
+	// Quick binds the view-model to one fixed session, created when missing; the view shows
+	// no sessions list.
+	Quick bool
+	// Channel is sent with every turn; "" means "gui".
+	Channel string
+	// Trace, when set, is called with ("message", [TraceMessage]) when a message is complete in
+	// the view-model and with ("error", text) when an error is shown. It may be called from
+	// any goroutine.
+	Trace func(kind string, v any)
+}
+
+// TraceMessage is what [ChatOptions].Trace receives for a completed message.
+type TraceMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// Roles of a [ChatMessage].
+const (
+	ChatRoleUser      = "user"
+	ChatRoleAssistant = "assistant"
+	// ChatRoleError is an error shown in the chat: a turn that failed or was not sent.
+	ChatRoleError = "error"
+)
+
+// ChatMessage is one message as the chat shows it: a user message, an assistant reply with the
+// tool calls of its turn, or an error.
+type ChatMessage struct {
+	Role string
+	// Text is Markdown (plain text for errors).
+	Text        string
+	Tools       []ChatTool
+	Attachments []ChatAttachment
+	TurnID      string
+	Time        time.Time
+	// Streaming is true while the reply still grows.
+	Streaming bool
+	// Stopped says the user stopped the turn before it finished.
+	Stopped bool
+}
+
+// ChatTool is a tool call shown inline in a reply. Status is "running", "ok", "error",
+// "denied", "cancelled", "timeout" or "skipped".
+type ChatTool struct {
+	ID        string
+	Name      string
+	Arguments string
+	Result    string
+	Status    string
+}
+
+// ChatAttachment is a file a message carries. Data holds an image's bytes when this app sent
+// it; attachments loaded from history carry none (only their name and size).
+type ChatAttachment struct {
+	Kind string // "text", "image" or "audio"
+	Name string
+	MIME string
+	Size int64
+	Data []byte
+}
+
+// ChatChangeKind says what changed in a [ChatVM].
+type ChatChangeKind int
+
+// What a [ChatChange] reports.
+const (
+	// ChatSessionsChanged: the sessions list.
+	ChatSessionsChanged ChatChangeKind = iota
+	// ChatSessionChanged: the current session switched; everything it shows is new.
+	ChatSessionChanged
+	// ChatMessagesChanged: the session's messages were replaced (history loaded, a failed
+	// send taken back).
+	ChatMessagesChanged
+	// ChatMessageAdded: message Index was appended.
+	ChatMessageAdded
+	// ChatMessageChanged: message Index changed (a delta, a tool event, the end of a turn).
+	ChatMessageChanged
+	// ChatBusyChanged: a turn started or ended.
+	ChatBusyChanged
+	// ChatDraftChanged: the draft was set by the view-model (cleared by a send, restored
+	// after a failed one).
+	ChatDraftChanged
+	// ChatAttachmentsChanged: the pending attachments.
+	ChatAttachmentsChanged
+	// ChatInstructionsChanged: the session's system prompt or model.
+	ChatInstructionsChanged
+	// ChatErrorChanged: [ChatVM.Err].
+	ChatErrorChanged
+)
+
+// ChatChange is one change of a [ChatVM], reported to its listeners.
+type ChatChange struct {
+	Kind ChatChangeKind
+	// Session is the session the change is about (listeners ignore other sessions').
+	Session string
+	// Index is the message of ChatMessageAdded and ChatMessageChanged.
+	Index int
+}
+
+// chatHistoryLimit is how many past messages a session shows.
+const chatHistoryLimit = 200
+
+// chatCallTimeout bounds the calls the view-model makes on its own (cancel, sessions refresh).
+const chatCallTimeout = 10 * time.Second
+
+// Errors of [ChatVM.Send] a view need not show: nothing to send, or a turn already runs.
+var (
+	ErrChatEmpty = errors.New("nothing to send")
+	ErrChatBusy  = errors.New("a turn is running in this session")
+)
+
+// ChatVM is the chat's view-model: the sessions, the current session's messages, the drafts
+// and pending attachments of each session, and the running turns. It talks to the kernel only
+// through a [client.Service]. Methods are safe for concurrent use; the ones that take a
+// context do network I/O and belong on a goroutine. Listeners run through fyne.Do.
+type ChatVM struct {
+	svc  client.Service
+	opts ChatOptions
+	do   func(func()) // fyne.Do
+
+	wg sync.WaitGroup // running turns, cancels and loads (Go)
+
+	lmu       sync.Mutex
+	listeners []func(ChatChange)
+	view      func(ChatChange) // the one view showing the view-model (the latest NewChatView)
+
+	mu       sync.Mutex
+	sessions []client.Session // most recent first
+	current  string
+	state    map[string]*chatSession
+	err      error
+}
+
+// chatSession is what the view-model keeps of one session.
+type chatSession struct {
+	msgs   []ChatMessage
+	loaded bool
+	draft  string
+	atts   []client.Attachment
+	turn   *chatTurn
+}
+
+// chatTurn is a running turn.
+type chatTurn struct {
+	cancel  context.CancelFunc
+	id      string // from the "turn" event
+	msg     int    // the assistant message
+	started bool   // the kernel accepted the turn
+	stopped bool   // the user pressed Stop
+}
+
+// NewChatVM returns a chat view-model over svc. It does no I/O: call [ChatVM.Reload] (the view
+// does) to load the sessions and the history.
+func NewChatVM(svc client.Service, o ChatOptions) *ChatVM {
+	if o.Session == "" {
+		o.Session = "main"
+		if o.Quick {
+			o.Session = "quick"
+		}
+	}
+	if o.Channel == "" {
+		o.Channel = "gui"
+	}
+	return &ChatVM{svc: svc, opts: o, do: fyne.Do, current: o.Session, state: map[string]*chatSession{}}
+}
+
+// Quick reports whether the view-model is bound to one fixed session.
+func (vm *ChatVM) Quick() bool { return vm.opts.Quick }
+
+// OnChange adds a listener for changes. Listeners run on the UI goroutine (through fyne.Do)
+// and read the state they need from the view-model.
+func (vm *ChatVM) OnChange(fn func(ChatChange)) {
+	vm.lmu.Lock()
+	vm.listeners = append(vm.listeners, fn)
+	vm.lmu.Unlock()
+}
+
+// setView makes fn the view's listener, replacing the previous view's: a view-model shows in
+// one view at a time (App builds a new one when the language changes).
+func (vm *ChatVM) setView(fn func(ChatChange)) {
+	vm.lmu.Lock()
+	vm.view = fn
+	vm.lmu.Unlock()
+}
+
+func (vm *ChatVM) notify(cs ...ChatChange) {
+	vm.lmu.Lock()
+	ls := append([]func(ChatChange){}, vm.listeners...)
+	if vm.view != nil {
+		ls = append([]func(ChatChange){vm.view}, ls...)
+	}
+	vm.lmu.Unlock()
+	if len(ls) == 0 || len(cs) == 0 {
+		return
+	}
+	vm.do(func() {
+		for _, c := range cs {
+			for _, l := range ls {
+				l(c)
+			}
+		}
+	})
+}
+
+func (vm *ChatVM) trace(kind string, v any) {
+	if vm.opts.Trace != nil {
+		vm.opts.Trace(kind, v)
+	}
+}
+
+// sess returns a session's state, creating it. vm.mu is held.
+func (vm *ChatVM) sess(id string) *chatSession {
+	s := vm.state[id]
+	if s == nil {
+		s = &chatSession{}
+		vm.state[id] = s
+	}
+	return s
+}
+
+// Reload loads the sessions (creating the current one when it is missing) and the current
+// session's history, as after a reconnect: drafts, pending attachments and running turns are
+// kept, other sessions reload their history when next shown. The error is also kept in Err.
+func (vm *ChatVM) Reload(ctx context.Context) error {
+	err := vm.reload(ctx)
+	vm.setErr(err)
+	return err
+}
+
+func (vm *ChatVM) reload(ctx context.Context) error {
+	list, err := vm.svc.Sessions(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", T("Could not load the sessions"), err)
+	}
+	vm.mu.Lock()
+	cur := vm.current
+	vm.mu.Unlock()
+	found := false
+	for _, s := range list {
+		found = found || s.ID == cur
+	}
+	if !found {
+		title := cur
+		if vm.opts.Quick {
+			title = T("Quick chat")
+		}
+		s, err := vm.svc.CreateSession(ctx, client.Session{ID: cur, Title: title})
+		if err != nil && !errors.Is(err, client.ErrInvalid) { // ErrInvalid: 409, created meanwhile
+			return fmt.Errorf("%s: %w", Tf("Could not create the session %s", cur), err)
+		}
+		if err == nil {
+			list = append([]client.Session{s}, list...)
+		}
+	}
+	vm.mu.Lock()
+	vm.sessions = list
+	for id, s := range vm.state {
+		if id != cur {
+			s.loaded = false
+		}
+	}
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatSessionsChanged}, ChatChange{Kind: ChatInstructionsChanged, Session: cur})
+	return vm.loadHistory(ctx, cur)
+}
+
+// loadHistory replaces a session's messages by its history, unless a turn runs there.
+func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
+	hist, err := vm.svc.History(ctx, id, chatHistoryLimit)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Tf("Could not load the history of %s", id), err)
+	}
+	msgs := chatFromHistory(hist)
+	vm.mu.Lock()
+	s := vm.sess(id)
+	if s.turn != nil {
+		vm.mu.Unlock()
+		return nil
+	}
+	s.msgs, s.loaded = msgs, true
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatMessagesChanged, Session: id})
+	return nil
+}
+
+// chatFromHistory turns history into chat messages: an assistant message collects the tool
+// calls and results and the later assistant messages of its turn, as a streamed turn shows them.
+func chatFromHistory(hist []client.Message) []ChatMessage {
+	var out []ChatMessage
+	for _, m := range hist {
+		last := len(out) - 1
+		sameTurn := last >= 0 && out[last].Role == ChatRoleAssistant && m.TurnID != "" && out[last].TurnID == m.TurnID
+		switch m.Role {
+		case ChatRoleUser:
+			out = append(out, ChatMessage{Role: ChatRoleUser, Text: m.Content, TurnID: m.TurnID, Time: m.Time,
+				Attachments: chatBlocks(m.Blocks)})
+		case ChatRoleAssistant:
+			var tools []ChatTool
+			for _, c := range m.ToolCalls {
+				tools = append(tools, ChatTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Status: "running"})
+			}
+			if sameTurn {
+				out[last].Text = chatJoin(out[last].Text, m.Content)
+				out[last].Tools = append(out[last].Tools, tools...)
+				out[last].Attachments = append(out[last].Attachments, chatBlocks(m.Blocks)...)
+				continue
+			}
+			out = append(out, ChatMessage{Role: ChatRoleAssistant, Text: m.Content, Tools: tools, TurnID: m.TurnID,
+				Time: m.Time, Attachments: chatBlocks(m.Blocks)})
+		case "tool": // the result of a call of the assistant message before
+			if last < 0 || out[last].Role != ChatRoleAssistant {
+				continue
+			}
+			for i := range out[last].Tools {
+				if t := &out[last].Tools[i]; t.ID == m.ToolCallID {
+					t.Result, t.Status = m.Content, m.ToolStatus
+					if t.Status == "" {
+						t.Status = "ok"
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// chatJoin joins two parts of a reply with a blank line.
+func chatJoin(a, b string) string {
+	switch {
+	case strings.TrimSpace(b) == "":
+		return a
+	case strings.TrimSpace(a) == "":
+		return b
+	}
+	return a + "\n\n" + b
+}
+
+func chatBlocks(bs []client.Block) []ChatAttachment {
+	var out []ChatAttachment
+	for _, b := range bs {
+		out = append(out, ChatAttachment{Kind: b.Kind, Name: b.Name, MIME: b.MIME, Size: b.Size})
+	}
+	return out
+}
+
+// chatSetTool updates the call with t's ID in m (its name and arguments kept when t has none),
+// or appends it.
+func chatSetTool(m *ChatMessage, t ChatTool) {
+	for i := range m.Tools {
+		if m.Tools[i].ID == t.ID && t.ID != "" {
+			if t.Name == "" {
+				t.Name = m.Tools[i].Name
+			}
+			if t.Arguments == "" {
+				t.Arguments = m.Tools[i].Arguments
+			}
+			m.Tools[i] = t
+			return
+		}
+	}
+	m.Tools = append(m.Tools, t)
+}
+
+func (vm *ChatVM) setErr(err error) {
+	vm.mu.Lock()
+	changed := (err == nil) != (vm.err == nil) || (err != nil && err.Error() != vm.err.Error())
+	vm.err = err
+	vm.mu.Unlock()
+	if !changed {
+		return
+	}
+	if err != nil {
+		vm.trace("error", err.Error())
+	}
+	vm.notify(ChatChange{Kind: ChatErrorChanged})
+}
+
+// Err is the error of the last load (sessions, history, instructions), nil once one succeeds.
+func (vm *ChatVM) Err() error {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return vm.err
+}
+
+// Sessions returns the sessions, most recently updated first (none in Quick mode).
+func (vm *ChatVM) Sessions() []client.Session {
+	if vm.opts.Quick {
+		return nil
+	}
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return append([]client.Session(nil), vm.sessions...)
+}
+
+// Current returns the current session's ID.
+func (vm *ChatVM) Current() string {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return vm.current
+}
+
+// SelectSession makes id the current session and loads its history unless it is loaded.
+func (vm *ChatVM) SelectSession(ctx context.Context, id string) error {
+	if vm.opts.Quick && id != vm.opts.Session {
+		return fmt.Errorf("select session %s: the quick chat has one session", id)
+	}
+	vm.mu.Lock()
+	if id == vm.current && vm.sess(id).loaded {
+		vm.mu.Unlock()
+		return nil
+	}
+	vm.current = id
+	s := vm.sess(id)
+	load := !s.loaded && s.turn == nil
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatSessionChanged, Session: id})
+	if !load {
+		return nil
+	}
+	err := vm.loadHistory(ctx, id)
+	vm.setErr(err)
+	return err
+}
+
+// NewSession creates a session titled title and makes it current.
+func (vm *ChatVM) NewSession(ctx context.Context, title string) (client.Session, error) {
+	if vm.opts.Quick {
+		return client.Session{}, errors.New("new session: the quick chat has one session")
+	}
+	s, err := vm.svc.CreateSession(ctx, client.Session{Title: strings.TrimSpace(title)})
+	if err != nil {
+		return client.Session{}, fmt.Errorf("%s: %w", T("Could not create the session"), err)
+	}
+	vm.mu.Lock()
+	vm.sessions = append([]client.Session{s}, vm.sessions...)
+	vm.current = s.ID
+	vm.sess(s.ID).loaded = true
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatSessionsChanged}, ChatChange{Kind: ChatSessionChanged, Session: s.ID})
+	return s, nil
+}
+
+// Instructions returns the current session's system prompt and model.
+func (vm *ChatVM) Instructions() client.Instructions {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	for _, s := range vm.sessions {
+		if s.ID == vm.current {
+			return client.Instructions{SystemPrompt: s.SystemPrompt, Model: s.Model}
+		}
+	}
+	return client.Instructions{}
+}
+
+// SetInstructions replaces the current session's system prompt and model.
+func (vm *ChatVM) SetInstructions(ctx context.Context, in client.Instructions) error {
+	id := vm.Current()
+	s, err := vm.svc.SetInstructions(ctx, id, in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Tf("Could not save the instructions of %s", id), err)
+	}
+	vm.mu.Lock()
+	for i := range vm.sessions {
+		if vm.sessions[i].ID == s.ID {
+			vm.sessions[i] = s
+		}
+	}
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatSessionsChanged}, ChatChange{Kind: ChatInstructionsChanged, Session: id})
+	return nil
+}
+
+// Messages returns a copy of the current session's messages.
+func (vm *ChatVM) Messages() []ChatMessage {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	msgs := vm.sess(vm.current).msgs
+	out := make([]ChatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = chatCopy(m)
+	}
+	return out
+}
+
+// Message returns a copy of the current session's message i.
+func (vm *ChatVM) Message(i int) (ChatMessage, bool) {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	msgs := vm.sess(vm.current).msgs
+	if i < 0 || i >= len(msgs) {
+		return ChatMessage{}, false
+	}
+	return chatCopy(msgs[i]), true
+}
+
+func chatCopy(m ChatMessage) ChatMessage {
+	m.Tools = append([]ChatTool(nil), m.Tools...)
+	m.Attachments = append([]ChatAttachment(nil), m.Attachments...)
+	return m
+}
+
+// CopyText returns message i's text for the clipboard ("" when there is none).
+func (vm *ChatVM) CopyText(i int) string {
+	m, _ := vm.Message(i)
+	return m.Text
+}
+
+// Busy reports whether a turn runs in the current session.
+func (vm *ChatVM) Busy() bool {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return vm.sess(vm.current).turn != nil
+}
+
+// Draft returns the current session's draft.
+func (vm *ChatVM) Draft() string {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return vm.sess(vm.current).draft
+}
+
+// SetDraft sets the current session's draft (the view calls it as the user types; it reports
+// no change).
+func (vm *ChatVM) SetDraft(text string) {
+	vm.mu.Lock()
+	vm.sess(vm.current).draft = text
+	vm.mu.Unlock()
+}
+
+// Attachments returns the current session's pending attachments.
+func (vm *ChatVM) Attachments() []client.Attachment {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return append([]client.Attachment(nil), vm.sess(vm.current).atts...)
+}
+
+// AddAttachment reads a file to send with the next message: text (valid UTF-8), an image or
+// audio, told by content, at most [client.MaxAttachmentBytes].
+func (vm *ChatVM) AddAttachment(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Tf("Cannot attach %s", filepath.Base(path)), err)
+	}
+	if !st.Mode().IsRegular() {
+		return errors.New(Tf("Cannot attach %s: it is not a regular file.", filepath.Base(path)))
+	}
+	if st.Size() > client.MaxAttachmentBytes {
+		return errors.New(Tf("Cannot attach %s: it has %s, at most %s.", filepath.Base(path), chatSize(st.Size()), chatSize(client.MaxAttachmentBytes)))
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Tf("Cannot attach %s", filepath.Base(path)), err)
+	}
+	return vm.AddAttachmentData(filepath.Base(path), "", b)
+}
+
+// AddAttachmentData adds pasted or dropped data to send with the next message. An empty mime
+// is detected from the content; the kind (text, image, audio) always is.
+func (vm *ChatVM) AddAttachmentData(name, mime string, data []byte) error {
+	if len(data) == 0 {
+		return errors.New(Tf("Cannot attach %s: it is empty.", name))
+	}
+	if len(data) > client.MaxAttachmentBytes {
+		return errors.New(Tf("Cannot attach %s: it has %s, at most %s.", name, chatSize(int64(len(data))), chatSize(client.MaxAttachmentBytes)))
+	}
+	detected := http.DetectContentType(data)
+	if mime == "" {
+		mime = detected
+	}
+	a := client.Attachment{Name: name, MIME: mime}
+	switch {
+	case strings.HasPrefix(detected, "text/") && utf8.Valid(data):
+		a.Kind, a.Text = "text", string(data)
+	case strings.HasPrefix(detected, "image/"):
+		a.Kind, a.Data = "image", data
+	case strings.HasPrefix(detected, "audio/") || detected == "application/ogg":
+		a.Kind, a.Data = "audio", data
+	default:
+		return errors.New(Tf("Cannot attach %s: it is %s, not text, an image or audio.", name, detected))
+	}
+	vm.mu.Lock()
+	s := vm.sess(vm.current)
+	if len(s.atts) >= client.MaxAttachments {
+		vm.mu.Unlock()
+		return errors.New(Tf("Cannot attach %s: a message takes at most %d attachments.", name, client.MaxAttachments))
+	}
+	s.atts = append(s.atts, a)
+	id := vm.current
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatAttachmentsChanged, Session: id})
+	return nil
+}
+
+// RemoveAttachment drops pending attachment i.
+func (vm *ChatVM) RemoveAttachment(i int) {
+	vm.mu.Lock()
+	s := vm.sess(vm.current)
+	if i < 0 || i >= len(s.atts) {
+		vm.mu.Unlock()
+		return
+	}
+	s.atts = append(s.atts[:i:i], s.atts[i+1:]...)
+	id := vm.current
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatAttachmentsChanged, Session: id})
+}
+
+// chatAttachmentView is how a message shows an attachment it sends.
+func chatAttachmentView(a client.Attachment) ChatAttachment {
+	v := ChatAttachment{Kind: a.Kind, Name: a.Name, MIME: a.MIME, Size: int64(len(a.Data))}
+	if a.Kind == "text" {
+		v.Size = int64(len(a.Text))
+	}
+	if a.Kind == "image" {
+		v.Data = a.Data
+	}
+	return v
+}
+
+// Send sends the current session's draft and pending attachments as one turn, streamed into
+// the messages: the user message at once, then the reply as it grows. It returns at once;
+// [ErrChatEmpty] and [ErrChatBusy] say nothing was sent. A turn that fails before the kernel
+// accepts it gives back the draft and attachments and shows the error; a failure later shows it
+// after the partial reply.
+func (vm *ChatVM) Send() error {
+	vm.mu.Lock()
+	id := vm.current
+	s := vm.sess(id)
+	input := strings.TrimSpace(s.draft)
+	switch {
+	case s.turn != nil:
+		vm.mu.Unlock()
+		return ErrChatBusy
+	case input == "" && len(s.atts) == 0:
+		vm.mu.Unlock()
+		return ErrChatEmpty
+	case input == "":
+		names := make([]string, len(s.atts))
+		for i, a := range s.atts {
+			names[i] = a.Name
+		}
+		input = "[" + strings.Join(names, ", ") + "]"
+	}
+	req := client.ChatRequest{Session: id, Input: input, Channel: vm.opts.Channel, Attachments: s.atts}
+	draft, atts := s.draft, s.atts
+	user := ChatMessage{Role: ChatRoleUser, Text: input, Time: time.Now()}
+	for _, a := range atts {
+		user.Attachments = append(user.Attachments, chatAttachmentView(a))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &chatTurn{cancel: cancel, msg: len(s.msgs) + 1}
+	s.msgs = append(s.msgs, user, ChatMessage{Role: ChatRoleAssistant, Streaming: true, Time: time.Now()})
+	s.draft, s.atts, s.turn = "", nil, t
+	vm.wg.Add(1)
+	vm.mu.Unlock()
+
+	vm.trace("message", TraceMessage{Role: ChatRoleUser, Text: input})
+	vm.notify(
+		ChatChange{Kind: ChatMessageAdded, Session: id, Index: t.msg - 1},
+		ChatChange{Kind: ChatMessageAdded, Session: id, Index: t.msg},
+		ChatChange{Kind: ChatDraftChanged, Session: id},
+		ChatChange{Kind: ChatAttachmentsChanged, Session: id},
+		ChatChange{Kind: ChatBusyChanged, Session: id},
+	)
+	go func() {
+		defer vm.wg.Done()
+		vm.runTurn(ctx, id, t, req, draft, atts)
+	}()
+	return nil
+}
+
+// runTurn streams one turn into session id's messages and ends it.
+func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req client.ChatRequest, draft string, atts []client.Attachment) {
+	defer t.cancel()
+	res, err := vm.svc.Chat(ctx, req, func(ev client.ChatEvent) { vm.apply(id, t, ev) })
+
+	vm.mu.Lock()
+	s := vm.sess(id)
+	s.turn = nil
+	var changes []ChatChange
+	var traced []TraceMessage
+	var errText string
+	reply := &s.msgs[t.msg]
+	reply.Streaming = false
+	switch {
+	case err == nil:
+		if res.Text != "" {
+			reply.Text = res.Text
+		}
+		reply.TurnID = res.TurnID
+		traced = append(traced, TraceMessage{Role: ChatRoleAssistant, Text: reply.Text})
+		changes = append(changes, ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg})
+	case t.stopped:
+		reply.Stopped = true
+		changes = append(changes, ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg})
+	case !t.started:
+		// Not sent: take the messages back, give the draft back (before what was typed since).
+		s.msgs = s.msgs[:t.msg-1]
+		if strings.TrimSpace(s.draft) == "" {
+			s.draft = draft
+		} else {
+			s.draft = draft + "\n" + s.draft
+		}
+		s.atts = append(atts, s.atts...)
+		if len(s.atts) > client.MaxAttachments {
+			s.atts = s.atts[:client.MaxAttachments]
+		}
+		errText = Tf("Not sent: %s", chatErrText(err))
+		s.msgs = append(s.msgs, ChatMessage{Role: ChatRoleError, Text: errText, Time: time.Now()})
+		changes = append(changes,
+			ChatChange{Kind: ChatMessagesChanged, Session: id},
+			ChatChange{Kind: ChatDraftChanged, Session: id},
+			ChatChange{Kind: ChatAttachmentsChanged, Session: id})
+	default:
+		if reply.Text == "" && len(reply.Tools) == 0 {
+			s.msgs = s.msgs[:t.msg]
+		}
+		errText = chatErrText(err)
+		s.msgs = append(s.msgs, ChatMessage{Role: ChatRoleError, Text: errText, TurnID: t.id, Time: time.Now()})
+		changes = append(changes, ChatChange{Kind: ChatMessagesChanged, Session: id})
+	}
+	vm.mu.Unlock()
+
+	for _, m := range traced {
+		vm.trace("message", m)
+	}
+	if errText != "" {
+		vm.trace("error", errText)
+	}
+	changes = append(changes, ChatChange{Kind: ChatBusyChanged, Session: id})
+	vm.notify(changes...)
+	if t.started {
+		vm.refreshSessions()
+	}
+}
+
+// chatErrText is how an error of a turn reads in the chat.
+func chatErrText(err error) string {
+	var te *client.TurnError
+	if errors.As(err, &te) {
+		return te.Message
+	}
+	return err.Error()
+}
+
+// refreshSessions re-reads the sessions list (their order changes as they are used).
+func (vm *ChatVM) refreshSessions() {
+	if vm.opts.Quick {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), chatCallTimeout)
+	defer cancel()
+	list, err := vm.svc.Sessions(ctx)
+	if err != nil {
+		return // shown by the next load; the turn itself went through
+	}
+	vm.mu.Lock()
+	vm.sessions = list
+	vm.mu.Unlock()
+	vm.notify(ChatChange{Kind: ChatSessionsChanged})
+}
+
+// apply folds one event of a running turn into its reply.
+func (vm *ChatVM) apply(id string, t *chatTurn, ev client.ChatEvent) {
+	vm.mu.Lock()
+	reply := &vm.sess(id).msgs[t.msg]
+	changed := true
+	switch ev.Type {
+	case client.EventTurn:
+		t.id, t.started = ev.TurnID, true
+		reply.TurnID = ev.TurnID
+		changed = false
+	case client.EventDelta:
+		reply.Text += ev.Text
+	case client.EventToolCall, client.EventToolResult:
+		if ev.Tool == nil {
+			changed = false
+			break
+		}
+		chatSetTool(reply, ChatTool{ID: ev.Tool.ID, Name: ev.Tool.Name, Arguments: ev.Tool.Arguments,
+			Result: ev.Tool.Result, Status: ev.Tool.Status})
+	case client.EventFinal:
+		reply.Text = ev.Text
+	default: // reasoning is not shown; errors end the turn in runTurn
+		changed = false
+	}
+	vm.mu.Unlock()
+	if changed {
+		vm.notify(ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg})
+	}
+}
+
+// Stop cancels the current session's running turn: the kernel is asked to cancel it (once its
+// ID is known) and the stream is closed.
+func (vm *ChatVM) Stop() {
+	vm.mu.Lock()
+	t := vm.sess(vm.current).turn
+	if t == nil || t.stopped {
+		vm.mu.Unlock()
+		return
+	}
+	t.stopped = true
+	turnID := t.id
+	vm.wg.Add(1)
+	vm.mu.Unlock()
+	go func() {
+		defer vm.wg.Done()
+		defer t.cancel()
+		if turnID == "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), chatCallTimeout)
+		defer cancel()
+		_ = vm.svc.Cancel(ctx, turnID) // ErrNotFound: it just ended; other errors: the stream is closed anyway
+	}()
+}
+
+// Go runs fn on a goroutine that [ChatVM.Wait] waits for: views start loads this way.
+func (vm *ChatVM) Go(fn func()) {
+	vm.wg.Add(1)
+	go func() {
+		defer vm.wg.Done()
+		fn()
+	}()
+}
+
+// Wait blocks until the turns, cancels and loads started so far (by Send, Stop and Go) have
+// ended.
+func (vm *ChatVM) Wait() { vm.wg.Wait() }

@@ -1,0 +1,694 @@
+package gui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// chatRenderInterval is how often a growing reply is re-rendered at most.
+const chatRenderInterval = 80 * time.Millisecond
+
+// chatView is the chat screen over a ChatVM. All its methods run on the UI goroutine; work
+// from other goroutines comes back through the view-model's do (fyne.Do).
+type chatView struct {
+	vm   *ChatVM
+	w    fyne.Window
+	root fyne.CanvasObject
+
+	sessions    []client.Session // what sessionList shows
+	sessionList *widget.List
+	newSession  *widget.Button
+
+	instr       *widget.Accordion
+	instrPrompt *widget.Entry
+	instrModel  *widget.Entry
+	instrSave   *widget.Button
+
+	banner  *widget.Label
+	msgBox  *fyne.Container
+	scroll  *container.Scroll
+	bubbles []*chatBubble
+
+	input  *chatInput
+	chips  *fyne.Container
+	send   *widget.Button
+	stop   *widget.Button
+	attach *widget.Button
+
+	thr   chatThrottle
+	dirty map[int]bool // messages changed since the last render
+}
+
+// NewChatView returns the chat screen: the sessions (hidden in Quick mode) with "New session",
+// the session's instructions, the messages, and the input with its attachments. It sets w's
+// drop handler (dropped files are attached) and starts loading the sessions. A view-model shows
+// in one view at a time: a new view replaces the previous one, which stops updating.
+func NewChatView(vm *ChatVM, w fyne.Window) fyne.CanvasObject {
+	return newChatView(vm, w).root
+}
+
+func newChatView(vm *ChatVM, w fyne.Window) *chatView {
+	v := &chatView{vm: vm, w: w, dirty: map[int]bool{}}
+	v.thr = chatThrottle{interval: chatRenderInterval, now: time.Now, after: chatAfter, do: vm.do}
+	v.root = v.build()
+	vm.setView(v.changed)
+	w.SetOnDropped(v.dropped)
+	v.refreshAll()
+	vm.Go(func() { _ = vm.Reload(context.Background()) }) // errors: the banner
+	return v
+}
+
+func (v *chatView) build() fyne.CanvasObject {
+	v.banner = widget.NewLabel("")
+	v.banner.Importance = widget.DangerImportance
+	v.banner.Wrapping = fyne.TextWrapWord
+	v.banner.Hide()
+
+	v.msgBox = container.NewVBox()
+	v.scroll = container.NewVScroll(v.msgBox)
+
+	v.input = newChatInput(v.sendDraft)
+	v.input.OnChanged = v.vm.SetDraft
+	v.chips = container.NewHBox()
+	v.send = widget.NewButtonWithIcon(T("Send"), theme.MailSendIcon(), v.sendDraft)
+	v.send.Importance = widget.HighImportance
+	v.stop = widget.NewButtonWithIcon(T("Stop"), theme.MediaStopIcon(), v.vm.Stop)
+	v.attach = widget.NewButtonWithIcon(T("Attach"), theme.MailAttachmentIcon(), v.openFile)
+	bottom := container.NewVBox(
+		container.NewHScroll(v.chips),
+		v.input,
+		container.NewHBox(v.attach, layout.NewSpacer(), v.stop, v.send),
+	)
+
+	top := container.NewVBox(v.banner)
+	if !v.vm.Quick() {
+		v.instrPrompt = widget.NewMultiLineEntry()
+		v.instrPrompt.Wrapping = fyne.TextWrapWord
+		v.instrPrompt.SetMinRowsVisible(3)
+		v.instrPrompt.SetPlaceHolder(T("How the assistant should behave in this session"))
+		v.instrModel = widget.NewEntry()
+		v.instrModel.SetPlaceHolder(T("Default model"))
+		v.instrSave = widget.NewButtonWithIcon(T("Save"), theme.DocumentSaveIcon(), v.saveInstructions)
+		form := widget.NewForm(
+			widget.NewFormItem(T("System prompt"), v.instrPrompt),
+			widget.NewFormItem(T("Model"), v.instrModel),
+		)
+		v.instr = widget.NewAccordion(widget.NewAccordionItem(T("Instructions"),
+			container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), v.instrSave), nil, nil, form)))
+		top.Add(v.instr)
+	}
+	chat := container.NewBorder(top, bottom, nil, nil, v.scroll)
+	if v.vm.Quick() {
+		return chat
+	}
+
+	v.sessionList = widget.NewList(
+		func() int { return len(v.sessions) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(v.sessions) {
+				o.(*widget.Label).SetText(chatSessionTitle(v.sessions[i]))
+			}
+		})
+	v.sessionList.OnSelected = func(i widget.ListItemID) {
+		if i >= len(v.sessions) || v.sessions[i].ID == v.vm.Current() {
+			return
+		}
+		id := v.sessions[i].ID
+		v.vm.Go(func() { _ = v.vm.SelectSession(context.Background(), id) }) // errors: the banner
+	}
+	v.newSession = widget.NewButtonWithIcon(T("New session"), theme.ContentAddIcon(), v.askNewSession)
+	left := container.NewBorder(v.newSession, nil, nil, nil, v.sessionList)
+	split := container.NewHSplit(left, chat)
+	split.Offset = 0.25
+	return split
+}
+
+// chatSessionTitle is how a session is listed.
+func chatSessionTitle(s client.Session) string {
+	if strings.TrimSpace(s.Title) != "" {
+		return s.Title
+	}
+	return s.ID
+}
+
+// changed applies one change of the view-model.
+func (v *chatView) changed(c ChatChange) {
+	if c.Session != "" && c.Session != v.vm.Current() {
+		return
+	}
+	switch c.Kind {
+	case ChatSessionsChanged:
+		v.refreshSessions()
+	case ChatSessionChanged:
+		v.refreshAll()
+	case ChatMessagesChanged:
+		v.refreshMessages()
+	case ChatMessageAdded:
+		if m, ok := v.vm.Message(c.Index); ok && c.Index == len(v.bubbles) {
+			b := newChatBubble(v, c.Index)
+			v.bubbles = append(v.bubbles, b)
+			v.msgBox.Add(b.box)
+			b.render(m)
+			v.scroll.ScrollToBottom()
+			break
+		}
+		v.refreshMessages()
+	case ChatMessageChanged:
+		m, ok := v.vm.Message(c.Index)
+		v.dirty[c.Index] = true
+		v.thr.run(!ok || !m.Streaming, v.flush)
+	case ChatBusyChanged:
+		v.refreshBusy()
+	case ChatDraftChanged:
+		if d := v.vm.Draft(); d != v.input.Text {
+			v.input.SetText(d)
+		}
+	case ChatAttachmentsChanged:
+		v.refreshChips()
+	case ChatInstructionsChanged:
+		v.refreshInstructions()
+	case ChatErrorChanged:
+		v.refreshBanner()
+	}
+}
+
+func (v *chatView) refreshAll() {
+	v.refreshSessions()
+	v.refreshInstructions()
+	v.refreshBanner()
+	v.refreshMessages()
+	v.refreshChips()
+	v.refreshBusy()
+	if d := v.vm.Draft(); d != v.input.Text {
+		v.input.SetText(d)
+	}
+}
+
+func (v *chatView) refreshSessions() {
+	if v.sessionList == nil {
+		return
+	}
+	v.sessions = v.vm.Sessions()
+	v.sessionList.Refresh()
+	cur := v.vm.Current()
+	for i, s := range v.sessions {
+		if s.ID == cur {
+			v.sessionList.Select(i) // OnSelected ignores the current session
+			return
+		}
+	}
+	v.sessionList.UnselectAll()
+}
+
+func (v *chatView) refreshInstructions() {
+	if v.instr == nil {
+		return
+	}
+	in := v.vm.Instructions()
+	v.instrPrompt.SetText(in.SystemPrompt)
+	v.instrModel.SetText(in.Model)
+}
+
+func (v *chatView) refreshBanner() {
+	if err := v.vm.Err(); err != nil {
+		v.banner.SetText(err.Error())
+		v.banner.Show()
+		return
+	}
+	v.banner.Hide()
+}
+
+func (v *chatView) refreshBusy() {
+	if v.vm.Busy() {
+		v.send.Disable()
+		v.stop.Enable()
+		return
+	}
+	v.send.Enable()
+	v.stop.Disable()
+}
+
+// refreshMessages renders every message, reusing the bubbles there are.
+func (v *chatView) refreshMessages() {
+	msgs := v.vm.Messages()
+	for len(v.bubbles) < len(msgs) {
+		b := newChatBubble(v, len(v.bubbles))
+		v.bubbles = append(v.bubbles, b)
+		v.msgBox.Add(b.box)
+	}
+	for len(v.bubbles) > len(msgs) {
+		last := v.bubbles[len(v.bubbles)-1]
+		v.msgBox.Remove(last.box)
+		v.bubbles = v.bubbles[:len(v.bubbles)-1]
+	}
+	for i, m := range msgs {
+		v.bubbles[i].render(m)
+	}
+	clear(v.dirty)
+	v.scroll.ScrollToBottom()
+}
+
+// flush renders the messages changed since the last render.
+func (v *chatView) flush() {
+	for i := range v.dirty {
+		if m, ok := v.vm.Message(i); ok && i < len(v.bubbles) {
+			v.bubbles[i].render(m)
+		}
+	}
+	clear(v.dirty)
+	v.scroll.ScrollToBottom()
+}
+
+func (v *chatView) refreshChips() {
+	atts := v.vm.Attachments()
+	v.chips.RemoveAll()
+	for i, a := range atts {
+		icon := theme.FileTextIcon()
+		switch a.Kind {
+		case "image":
+			icon = theme.FileImageIcon()
+		case "audio":
+			icon = theme.FileAudioIcon()
+		}
+		size := len(a.Data)
+		if a.Kind == "text" {
+			size = len(a.Text)
+		}
+		label := widget.NewLabelWithStyle(fmt.Sprintf("%s (%s)", a.Name, chatSize(int64(size))), fyne.TextAlignLeading, fyne.TextStyle{})
+		remove := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { v.vm.RemoveAttachment(i) })
+		remove.Importance = widget.LowImportance
+		v.chips.Add(container.NewHBox(widget.NewIcon(icon), label, remove))
+	}
+	v.chips.Refresh()
+}
+
+// sendDraft sends what the input holds (Enter, or the Send button).
+func (v *chatView) sendDraft() {
+	v.vm.SetDraft(v.input.Text)
+	err := v.vm.Send()
+	switch {
+	case err == nil:
+		v.input.SetText("")
+	case errors.Is(err, ErrChatEmpty), errors.Is(err, ErrChatBusy):
+	default:
+		dialog.ShowError(err, v.w)
+	}
+}
+
+func (v *chatView) saveInstructions() {
+	in := client.Instructions{SystemPrompt: v.instrPrompt.Text, Model: strings.TrimSpace(v.instrModel.Text)}
+	v.instrSave.Disable()
+	v.vm.Go(func() {
+		err := v.vm.SetInstructions(context.Background(), in)
+		v.vm.do(func() {
+			v.instrSave.Enable()
+			if err != nil {
+				dialog.ShowError(err, v.w)
+			}
+		})
+	})
+}
+
+func (v *chatView) askNewSession() {
+	title := widget.NewEntry()
+	title.SetPlaceHolder(T("Optional"))
+	dialog.ShowForm(T("New session"), T("Create"), T("Cancel"),
+		[]*widget.FormItem{widget.NewFormItem(T("Title"), title)},
+		func(ok bool) {
+			if !ok {
+				return
+			}
+			t := title.Text
+			v.vm.Go(func() {
+				if _, err := v.vm.NewSession(context.Background(), t); err != nil {
+					v.vm.do(func() { dialog.ShowError(err, v.w) })
+				}
+			})
+		}, v.w)
+}
+
+// openFile attaches a file picked in a file dialog.
+func (v *chatView) openFile() {
+	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			dialog.ShowError(err, v.w)
+			return
+		}
+		if r == nil {
+			return
+		}
+		defer r.Close()
+		if r.URI().Scheme() == "file" {
+			err = v.vm.AddAttachment(r.URI().Path())
+		} else {
+			err = v.attachReader(r.URI().Name(), r)
+		}
+		if err != nil {
+			dialog.ShowError(err, v.w)
+		}
+	}, v.w)
+}
+
+func (v *chatView) attachReader(name string, r io.Reader) error {
+	b, err := io.ReadAll(io.LimitReader(r, client.MaxAttachmentBytes+1))
+	if err != nil {
+		return fmt.Errorf("%s: %w", Tf("Cannot attach %s", name), err)
+	}
+	return v.vm.AddAttachmentData(name, "", b)
+}
+
+// dropped attaches the files dropped on the window.
+func (v *chatView) dropped(_ fyne.Position, uris []fyne.URI) {
+	var errs []error
+	for _, u := range uris {
+		if u.Scheme() != "file" {
+			errs = append(errs, errors.New(Tf("Cannot attach %s: it is not a local file.", u.String())))
+			continue
+		}
+		if err := v.vm.AddAttachment(u.Path()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		dialog.ShowError(err, v.w)
+	}
+}
+
+// chatBubble shows one message.
+type chatBubble struct {
+	v     *chatView
+	index int
+	box   *fyne.Container
+	bg    *canvas.Rectangle
+	role  *widget.Label
+	note  *widget.Label // "…" while streaming, "Stopped"
+	copy  *widget.Button
+	rich  *widget.RichText
+	tools *fyne.Container
+	atts  *fyne.Container
+
+	role0, text0  string // what rich shows
+	tools0, atts0 string // what tools and atts show
+}
+
+func newChatBubble(v *chatView, index int) *chatBubble {
+	b := &chatBubble{v: v, index: index}
+	b.bg = canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
+	b.bg.CornerRadius = theme.InputRadiusSize()
+	b.role = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	b.note = widget.NewLabel("")
+	b.note.Importance = widget.LowImportance
+	b.copy = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() {
+		fyne.CurrentApp().Clipboard().SetContent(v.vm.CopyText(b.index))
+	})
+	b.copy.Importance = widget.LowImportance
+	b.rich = widget.NewRichText()
+	b.rich.Wrapping = fyne.TextWrapWord
+	b.tools = container.NewVBox()
+	b.tools.Hide()
+	b.atts = container.NewVBox()
+	b.atts.Hide()
+	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.copy)
+	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich)))
+	return b
+}
+
+// render shows m; the Markdown is parsed again only when the text changed.
+func (b *chatBubble) render(m ChatMessage) {
+	switch m.Role {
+	case ChatRoleUser:
+		b.role.SetText(T("You"))
+		b.bg.FillColor = theme.Color(theme.ColorNameSelection)
+	case ChatRoleError:
+		b.role.SetText(T("Error"))
+		b.bg.FillColor = theme.Color(theme.ColorNameInputBackground)
+	default:
+		b.role.SetText(T("Assistant"))
+		b.bg.FillColor = theme.Color(theme.ColorNameInputBackground)
+	}
+	b.bg.Refresh()
+	switch {
+	case m.Streaming:
+		b.note.SetText("…")
+		b.note.Show()
+	case m.Stopped:
+		b.note.SetText(T("Stopped"))
+		b.note.Show()
+	default:
+		b.note.SetText("")
+		b.note.Hide()
+	}
+	if m.Role != b.role0 || m.Text != b.text0 {
+		b.role0, b.text0 = m.Role, m.Text
+		if m.Role == ChatRoleError {
+			b.rich.Segments = []widget.RichTextSegment{&widget.TextSegment{
+				Text:  m.Text,
+				Style: widget.RichTextStyle{ColorName: theme.ColorNameError, Inline: false},
+			}}
+			b.rich.Refresh()
+		} else {
+			b.rich.ParseMarkdown(m.Text)
+		}
+	}
+	chatShowIf(b.rich, m.Text != "")
+	if key := fmt.Sprint(m.Tools); key != b.tools0 { // rebuilt only when they changed
+		b.tools0 = key
+		b.tools.RemoveAll()
+		for _, t := range m.Tools {
+			b.tools.Add(chatToolRow(t))
+		}
+		chatShowIf(b.tools, len(m.Tools) > 0)
+	}
+	var key strings.Builder
+	for _, a := range m.Attachments {
+		fmt.Fprintf(&key, "%s %s %d %p\n", a.Kind, a.Name, a.Size, a.Data)
+	}
+	if key.String() != b.atts0 { // images are decoded again only when they changed
+		b.atts0 = key.String()
+		b.atts.RemoveAll()
+		for _, a := range m.Attachments {
+			b.atts.Add(chatAttachmentRow(a))
+		}
+		chatShowIf(b.atts, len(m.Attachments) > 0)
+	}
+	b.box.Refresh()
+}
+
+func chatShowIf(o fyne.CanvasObject, show bool) {
+	if show {
+		o.Show()
+	} else {
+		o.Hide()
+	}
+}
+
+// chatToolStatus gives a tool status's icon and label.
+func chatToolStatus(status string) (fyne.Resource, string) {
+	switch status {
+	case "running":
+		return theme.ViewRefreshIcon(), T("running")
+	case "ok":
+		return theme.ConfirmIcon(), T("done")
+	case "error":
+		return theme.ErrorIcon(), T("failed")
+	case "denied":
+		return theme.CancelIcon(), T("denied")
+	case "cancelled":
+		return theme.MediaStopIcon(), T("cancelled")
+	case "timeout":
+		return theme.HistoryIcon(), T("timed out")
+	case "skipped":
+		return theme.MediaSkipNextIcon(), T("skipped")
+	}
+	return theme.QuestionIcon(), status
+}
+
+// chatToolRow shows a tool call: status, name, arguments, result.
+func chatToolRow(t ChatTool) fyne.CanvasObject {
+	icon, status := chatToolStatus(t.Status)
+	head := container.NewHBox(widget.NewIcon(icon),
+		widget.NewLabelWithStyle(t.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabel(status))
+	rows := container.NewVBox(head)
+	if a := strings.TrimSpace(t.Arguments); a != "" && a != "{}" {
+		l := widget.NewLabelWithStyle(chatClip(a, 300), fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+		l.Truncation = fyne.TextTruncateEllipsis
+		rows.Add(l)
+	}
+	if r := strings.TrimSpace(t.Result); r != "" {
+		l := widget.NewLabelWithStyle(chatClip(r, 600), fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+		l.Wrapping = fyne.TextWrapWord
+		rows.Add(l)
+	}
+	return rows
+}
+
+// chatAttachmentRow shows an attachment: a thumbnail for an image with its data, else its name
+// and size.
+func chatAttachmentRow(a ChatAttachment) fyne.CanvasObject {
+	label := widget.NewLabel(fmt.Sprintf("%s (%s)", a.Name, chatSize(a.Size)))
+	if a.Kind == "image" && len(a.Data) > 0 {
+		img := canvas.NewImageFromResource(fyne.NewStaticResource(a.Name, a.Data))
+		img.FillMode = canvas.ImageFillContain
+		img.SetMinSize(fyne.NewSize(160, 120))
+		return container.NewVBox(container.NewHBox(img), label)
+	}
+	icon := theme.FileIcon()
+	switch a.Kind {
+	case "image":
+		icon = theme.FileImageIcon()
+	case "audio":
+		icon = theme.FileAudioIcon()
+	case "text":
+		icon = theme.FileTextIcon()
+	}
+	return container.NewHBox(widget.NewIcon(icon), label)
+}
+
+// chatClip shortens s to at most n runes, marking the cut.
+func chatClip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// chatSize writes a byte count for people.
+func chatSize(n int64) string {
+	switch {
+	case n < 1<<10:
+		return Tf("%d B", n)
+	case n < 1<<20:
+		return Tf("%.1f KB", float64(n)/(1<<10))
+	}
+	return Tf("%.1f MB", float64(n)/(1<<20))
+}
+
+// chatInput is the message entry: Enter sends, Shift+Enter inserts a new line.
+type chatInput struct {
+	widget.Entry
+	shift  bool
+	onSend func()
+}
+
+var _ desktop.Keyable = (*chatInput)(nil)
+
+func newChatInput(onSend func()) *chatInput {
+	e := &chatInput{onSend: onSend}
+	e.MultiLine = true
+	e.Wrapping = fyne.TextWrapWord
+	e.ExtendBaseWidget(e)
+	e.SetMinRowsVisible(3)
+	e.SetPlaceHolder(T("Message (Enter sends, Shift+Enter adds a line)"))
+	return e
+}
+
+// KeyDown tracks Shift.
+func (e *chatInput) KeyDown(k *fyne.KeyEvent) {
+	if k.Name == desktop.KeyShiftLeft || k.Name == desktop.KeyShiftRight {
+		e.shift = true
+	}
+	e.Entry.KeyDown(k)
+}
+
+// KeyUp tracks Shift.
+func (e *chatInput) KeyUp(k *fyne.KeyEvent) {
+	if k.Name == desktop.KeyShiftLeft || k.Name == desktop.KeyShiftRight {
+		e.shift = false
+	}
+	e.Entry.KeyUp(k)
+}
+
+// TypedShortcut hands the window's Alt shortcuts (Alt+1 … Alt+3 switch tabs) to the window,
+// which a focused entry would otherwise swallow.
+func (e *chatInput) TypedShortcut(s fyne.Shortcut) {
+	if cs, ok := s.(*desktop.CustomShortcut); ok && cs.Modifier == fyne.KeyModifierAlt {
+		if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
+			if sc, ok := c.(fyne.Shortcutable); ok {
+				sc.TypedShortcut(s)
+				return
+			}
+		}
+	}
+	e.Entry.TypedShortcut(s)
+}
+
+// TypedKey sends on Enter; with Shift held the entry inserts a new line.
+func (e *chatInput) TypedKey(k *fyne.KeyEvent) {
+	if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && !e.shift && !e.Disabled() {
+		if e.onSend != nil {
+			e.onSend()
+		}
+		return
+	}
+	e.Entry.TypedKey(k)
+}
+
+// chatThrottle runs a render at most once an interval, deferring the ones in between to the
+// end of the interval; a forced run happens at once. It is used on the UI goroutine.
+type chatThrottle struct {
+	interval time.Duration
+	now      func() time.Time
+	// after runs f once d has passed, off the UI goroutine, and returns a stop function.
+	after func(d time.Duration, f func()) (stop func() bool)
+	// do runs f on the UI goroutine (fyne.Do).
+	do func(f func())
+
+	last    time.Time
+	pending func() bool // stops the deferred run; nil when none
+	gen     int
+}
+
+// chatAfter is time.AfterFunc as chatThrottle.after.
+func chatAfter(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+
+func (t *chatThrottle) run(force bool, fn func()) {
+	now := t.now()
+	if force || now.Sub(t.last) >= t.interval {
+		if t.pending != nil {
+			t.pending()
+			t.pending = nil
+		}
+		t.gen++
+		t.last = now
+		fn()
+		return
+	}
+	if t.pending != nil {
+		return // the deferred run will render this too
+	}
+	t.gen++
+	gen := t.gen
+	t.pending = t.after(t.interval-now.Sub(t.last), func() {
+		t.do(func() {
+			if gen != t.gen {
+				return // a forced run came first
+			}
+			t.pending = nil
+			t.gen++
+			t.last = t.now()
+			fn()
+		})
+	})
+}

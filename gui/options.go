@@ -1,0 +1,34 @@
+package gui
+
+import (
+	"io"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/hologramagent/hologram/kernel/client"
+)
+
+// Options configure NewApp.
+type Options struct {
+	// Service is the kernel: in-process or an HTTP client of a remote homed (required).
+	Service client.Service
+	// Remote is the remote kernel's URL ("" with the kernel in-process); Insecure says it is
+	// plain HTTP off loopback (a warning stays visible).
+	Remote   string
+	Insecure bool
+	// DataDir is the in-process kernel's data directory (shown in Settings).
+	DataDir string
+	Version string
+	// Tray says a D-Bus session bus is reachable: only then is the tray set (without one,
+	// close-to-tray turns itself off, logged once).
+	Tray bool
+	// Getenv reads the environment (locale, XDG dirs); nil means os.Getenv.
+	Getenv func(string) string
+	// Trace, when set, receives one JSON line per view-model change worth checking from
+	// outside (messages shown, screens entered): the real-window tests read it.
+	Trace io.Writer
+	// Icon is the app icon (window and tray).
+	Icon fyne.Resource
+	// OnQuit runs when the user quits (tray Quit, window closed without close-to-tray).
+	OnQuit func()
+}

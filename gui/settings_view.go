@@ -1,0 +1,228 @@
+package gui
+
+import (
+	"context"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/data/binding"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// NewSettingsView builds the settings view over vm, one card per section: providers, data,
+// remote connections, models, and general (start at login, language, close to tray).
+// Confirmations are dialogs on w. The provider list is read when the view opens.
+func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
+	content := container.NewVBox(
+		settingsProviders(vm, w),
+		settingsData(vm),
+		settingsRemotes(vm),
+		settingsModels(),
+		settingsGeneral(vm),
+	)
+	vm.spawn(func(ctx context.Context) { _ = vm.RefreshProviders(ctx) })
+	return container.NewVScroll(container.NewPadded(content))
+}
+
+// settingsText is a word-wrapping label.
+func settingsText(text string, imp widget.Importance) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = imp
+	return l
+}
+
+func settingsProviders(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
+	list := container.NewVBox()
+	var rowButtons []*widget.Button
+	remove := func(name string) {
+		d := dialog.NewConfirm(T("Remove provider"),
+			Tf("Remove the provider %s? Its stored key is deleted too.", name),
+			func(ok bool) {
+				if ok {
+					vm.spawn(func(ctx context.Context) { _ = vm.RemoveProvider(ctx, name) })
+				}
+			}, w)
+		d.SetConfirmText(T("Remove"))
+		d.SetDismissText(T("Cancel"))
+		d.Show()
+	}
+	vm.Providers.AddListener(binding.NewDataListener(func() {
+		providers, _ := vm.Providers.Get()
+		rowButtons = rowButtons[:0]
+		rows := make([]fyne.CanvasObject, 0, len(providers))
+		if len(providers) == 0 {
+			rows = append(rows, settingsText(T("No provider yet: chat needs at least one."), widget.WarningImportance))
+		}
+		for _, p := range providers {
+			p := p
+			key := T("no key")
+			if p.HasKey {
+				key = T("key stored encrypted")
+			}
+			text := widget.NewLabel(Tf("%s: %s at %s · priority %d · %s", p.Name, p.Model, p.BaseURL, p.Priority, key))
+			text.Truncation = fyne.TextTruncateEllipsis
+			edit := widget.NewButtonWithIcon(T("Edit"), theme.DocumentCreateIcon(), func() { vm.EditProvider(p) })
+			rm := widget.NewButtonWithIcon(T("Remove"), theme.DeleteIcon(), func() { remove(p.Name) })
+			rm.Importance = widget.DangerImportance
+			rowButtons = append(rowButtons, rm)
+			rows = append(rows, container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(edit, rm)), text))
+		}
+		list.Objects = rows
+		list.Refresh()
+	}))
+
+	name := widget.NewEntryWithData(vm.ProvName)
+	name.SetPlaceHolder("deepseek")
+	base := widget.NewEntryWithData(vm.ProvURL)
+	base.SetPlaceHolder("https://api.deepseek.com/v1")
+	model := widget.NewEntryWithData(vm.ProvModel)
+	model.SetPlaceHolder("deepseek-chat")
+	key := widget.NewPasswordEntry()
+	key.Bind(vm.ProvKey)
+	key.SetPlaceHolder(T("Not needed for local servers"))
+	prio := widget.NewEntryWithData(vm.ProvPriority)
+	prio.SetPlaceHolder("0")
+	form := widget.NewForm(
+		widget.NewFormItem(T("Name"), name),
+		widget.NewFormItem(T("Base URL"), base),
+		widget.NewFormItem(T("Model"), model),
+		widget.NewFormItem(T("API key"), key),
+		widget.NewFormItem(T("Priority"), prio),
+	)
+	save := widget.NewButtonWithIcon(T("Save provider"), theme.DocumentSaveIcon(), func() {
+		vm.spawn(func(ctx context.Context) { _, _ = vm.SaveProvider(ctx) })
+	})
+	save.Importance = widget.HighImportance
+	vm.Busy.AddListener(binding.NewDataListener(func() {
+		busy, _ := vm.Busy.Get()
+		for _, b := range append(rowButtons, save) {
+			if busy {
+				b.Disable()
+			} else {
+				b.Enable()
+			}
+		}
+	}))
+	help := settingsText(T("Providers are tried in priority order (lower first); when one fails the next takes over. Keys are sealed by the kernel and never shown again."), widget.LowImportance)
+	return widget.NewCard(T("Providers"), "", container.NewVBox(
+		list, help, form, container.NewHBox(save), vmStatusLabel(vm.ProvStatus.Text, vm.ProvStatus.Failed)))
+}
+
+func settingsData(vm *SettingsVM) fyne.CanvasObject {
+	where := widget.NewLabel(vm.DataText())
+	where.Wrapping = fyne.TextWrapBreak
+	where.TextStyle = fyne.TextStyle{Monospace: vm.env.Remote == ""}
+	return widget.NewCard(T("Data"), T("Everything the agent keeps lives here."), where)
+}
+
+func settingsRemotes(vm *SettingsVM) fyne.CanvasObject {
+	list := container.NewVBox()
+	vm.Remotes.AddListener(binding.NewDataListener(func() {
+		remotes, _ := vm.Remotes.Get()
+		rows := make([]fyne.CanvasObject, 0, len(remotes))
+		if len(remotes) == 0 {
+			rows = append(rows, settingsText(T("No saved connections."), widget.LowImportance))
+		}
+		for _, c := range remotes {
+			c := c
+			detail := Tf("token file %s", c.TokenFile)
+			if c.Fingerprint != "" {
+				fp := c.Fingerprint
+				if len(fp) > 16 {
+					fp = fp[:16] + "…"
+				}
+				detail += " · " + Tf("pinned sha256:%s", fp)
+			}
+			if c.Insecure {
+				detail += " · " + T("insecure (plain HTTP)")
+			}
+			text := widget.NewLabel(c.URL + "\n" + detail)
+			text.Truncation = fyne.TextTruncateEllipsis
+			if c.Insecure {
+				text.Importance = widget.WarningImportance
+			}
+			buttons := container.NewHBox()
+			if vm.CanConnect() {
+				buttons.Add(widget.NewButtonWithIcon(T("Connect"), theme.LoginIcon(), func() {
+					vm.spawn(func(context.Context) { _ = vm.Connect(c) })
+				}))
+			}
+			buttons.Add(widget.NewButtonWithIcon(T("Forget"), theme.DeleteIcon(), func() { vm.RemoveRemote(c.URL) }))
+			rows = append(rows, container.NewBorder(nil, nil, nil, container.NewCenter(buttons), text))
+		}
+		list.Objects = rows
+		list.Refresh()
+	}))
+
+	u := widget.NewEntryWithData(vm.RemoteURL)
+	u.SetPlaceHolder("https://homeserver:7878")
+	tok := widget.NewEntryWithData(vm.RemoteToken)
+	tok.SetPlaceHolder("~/.config/hologram/remote.token")
+	fp := widget.NewEntryWithData(vm.RemoteFingerprint)
+	fp.SetPlaceHolder(T("SHA-256 of the server's certificate (optional)"))
+	insecure := widget.NewCheckWithData(T("Insecure: allow plain http:// to another machine"), vm.RemoteInsecure)
+	warning := widget.NewLabelWithData(vm.RemoteWarning)
+	warning.Wrapping = fyne.TextWrapWord
+	warning.Importance = widget.DangerImportance
+	form := widget.NewForm(
+		widget.NewFormItem(T("URL"), u),
+		widget.NewFormItem(T("Token file"), tok),
+		widget.NewFormItem(T("Fingerprint"), fp),
+	)
+	save := widget.NewButtonWithIcon(T("Save connection"), theme.ContentAddIcon(), func() { _, _ = vm.AddRemote() })
+	help := settingsText(T("Connect this app to an agent running elsewhere (homed). The token stays in its file; pin the certificate's fingerprint for a self-signed server."), widget.LowImportance)
+	return widget.NewCard(T("Remote connections"), "", container.NewVBox(
+		list, help, form, insecure, warning, container.NewHBox(save), vmStatusLabel(vm.RemoteStatus.Text, vm.RemoteStatus.Failed)))
+}
+
+func settingsModels() fyne.CanvasObject {
+	return widget.NewCard(T("Models"), "", settingsText(T("Dense embedding models are not available in this version: memory recall uses keyword matching. They come with a later release."), widget.MediumImportance))
+}
+
+func settingsGeneral(vm *SettingsVM) fyne.CanvasObject {
+	autostart := widget.NewCheck(T("Start HologramAgent when I log in"), nil)
+	autostart.Checked, _ = vm.Autostart.Get()
+	autostart.OnChanged = func(on bool) { _ = vm.SetAutostart(on) }
+	vm.Autostart.AddListener(binding.NewDataListener(func() {
+		autostart.Checked, _ = vm.Autostart.Get()
+		autostart.Refresh()
+	}))
+
+	names := vm.LanguageNames()
+	lang := widget.NewSelect(names, nil)
+	selectLang := func() {
+		tag, _ := vm.LanguageTag.Get()
+		for i, l := range Languages {
+			if l.Tag == tag {
+				lang.Selected = names[i]
+			}
+		}
+		lang.Refresh()
+	}
+	selectLang()
+	lang.OnChanged = func(name string) {
+		for i, n := range names {
+			if n == name {
+				if err := vm.SetLanguageTag(Languages[i].Tag); err != nil {
+					vm.General.set(err.Error(), true)
+				}
+			}
+		}
+	}
+	vm.LanguageTag.AddListener(binding.NewDataListener(selectLang))
+
+	tray := widget.NewCheck(T("Keep running in the tray when the window is closed"), nil)
+	tray.Checked, _ = vm.CloseToTray.Get()
+	tray.OnChanged = vm.SetCloseToTray
+	vm.CloseToTray.AddListener(binding.NewDataListener(func() {
+		tray.Checked, _ = vm.CloseToTray.Get()
+		tray.Refresh()
+	}))
+
+	form := widget.NewForm(widget.NewFormItem(T("Language"), lang))
+	return widget.NewCard(T("General"), "", container.NewVBox(
+		autostart, tray, form, vmStatusLabel(vm.General.Text, vm.General.Failed)))
+}
