@@ -113,6 +113,9 @@ type SettingsVM struct {
 	CloseToTray binding.Bool
 	General     SettingsStatus
 
+	// Memory is the state of a memory export or import (settings_memory.go).
+	Memory MemoryTransfer
+
 	mu sync.Mutex // serialises the read-modify-write of the saved remotes
 }
 
@@ -132,7 +135,7 @@ func NewSettingsVM(svc client.Service, env SettingsEnv) *SettingsVM {
 		RemoteFingerprint: binding.NewString(), RemoteInsecure: binding.NewBool(), RemoteWarning: binding.NewString(),
 		RemoteStatus: newSettingsStatus(),
 		Autostart:    binding.NewBool(), LanguageTag: binding.NewString(), CloseToTray: binding.NewBool(),
-		General: newSettingsStatus(),
+		General: newSettingsStatus(), Memory: newMemoryTransfer(),
 	}
 	remotes, err := vm.loadRemotes()
 	if err != nil {

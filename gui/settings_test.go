@@ -1,9 +1,11 @@
 package gui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -455,4 +457,38 @@ func TestSettingsViewChinese(t *testing.T) {
 		}
 	}
 	uiCheck(t, w, "登录时启动 HologramAgent")
+}
+
+// TestSettingsMemoryExportImport: the memory section exports through the real HTTP client and
+// imports a file, showing the outcome; a second transfer while one runs is refused.
+func TestSettingsMemoryExportImport(t *testing.T) {
+	f, c := uiKernel(t)
+	f.SetExport(client.FormatJSONL, []byte(`{"type":"entity","name":"Porto","entityType":"place","observations":[]}`+"\n"))
+	vm := newSettingsRig(t, c, nil, "").vm
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := vm.ExportMemory(ctx, client.FormatJSONL, false, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Porto") {
+		t.Fatalf("exported %q", out.String())
+	}
+	if got := uiGet[string](t, vm.Memory.Status.Text); got != "The memory was exported." {
+		t.Errorf("status after export = %q", got)
+	}
+	if _, err := vm.ImportMemory(ctx, client.FormatJSONL, strings.NewReader(out.String())); err != nil {
+		t.Fatal(err)
+	}
+	if got := uiGet[string](t, vm.Memory.Status.Text); !strings.HasPrefix(got, "Imported ") {
+		t.Errorf("status after import = %q", got)
+	}
+	if _, err := vm.ImportMemory(ctx, "csv", strings.NewReader("x")); err == nil {
+		t.Fatal("an unknown format was accepted")
+	} else if got := uiGet[string](t, vm.Memory.Status.Text); !strings.HasPrefix(got, "The import failed") {
+		t.Errorf("status after a failed import = %q", got)
+	}
+	_ = vm.Memory.Running.Set(true)
+	if err := vm.ExportMemory(ctx, client.FormatJSON, false, io.Discard); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("a second transfer = %v; want a refusal", err)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/hologramagent/hologram/kernel/client"
 )
 
 // NewSettingsView builds the settings view over vm, one card per section: providers, data,
@@ -19,6 +21,7 @@ func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		settingsProviders(vm, w),
 		settingsData(vm),
 		settingsRemotes(vm),
+		settingsMemory(vm, w),
 		settingsModels(),
 		settingsGeneral(vm),
 	)
@@ -225,4 +228,81 @@ func settingsGeneral(vm *SettingsVM) fyne.CanvasObject {
 	form := widget.NewForm(widget.NewFormItem(T("Language"), lang))
 	return widget.NewCard(T("General"), "", container.NewVBox(
 		autostart, tray, form, vmStatusLabel(vm.General.Text, vm.General.Failed)))
+}
+
+// settingsMemory exports and imports the memory through file dialogs, with a progress bar and
+// the transferred size while it runs.
+func settingsMemory(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
+	secrets := widget.NewCheck(T("Include provider keys (in clear text)"), nil)
+	exportAs := func(format, name string) func() {
+		return func() {
+			d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+				if err != nil || wc == nil {
+					if err != nil {
+						vm.Memory.Status.set(err.Error(), true)
+					}
+					return
+				}
+				include := secrets.Checked
+				vm.spawn(func(ctx context.Context) {
+					defer wc.Close()
+					_ = vm.ExportMemory(ctx, format, include, wc)
+				})
+			}, w)
+			d.SetFileName(name)
+			d.Show()
+		}
+	}
+	importAs := func(format string) func() {
+		return func() {
+			dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
+				if err != nil || rc == nil {
+					if err != nil {
+						vm.Memory.Status.set(err.Error(), true)
+					}
+					return
+				}
+				vm.spawn(func(ctx context.Context) {
+					defer rc.Close()
+					_, _ = vm.ImportMemory(ctx, format, rc)
+				})
+			}, w).Show()
+		}
+	}
+	bar := widget.NewProgressBarInfinite()
+	bar.Hide()
+	progress := widget.NewLabelWithData(vm.Memory.Progress)
+	status := widget.NewLabelWithData(vm.Memory.Status.Text)
+	status.Wrapping = fyne.TextWrapWord
+	buttons := []*widget.Button{
+		widget.NewButtonWithIcon(T("Export a full backup (JSON)…"), theme.DocumentSaveIcon(), exportAs(client.FormatJSON, "hologram-backup.json")),
+		widget.NewButtonWithIcon(T("Export for the MCP memory server (JSONL)…"), theme.DocumentSaveIcon(), exportAs(client.FormatJSONL, "hologram-memory.jsonl")),
+		widget.NewButtonWithIcon(T("Export as Markdown (tar)…"), theme.DocumentSaveIcon(), exportAs(client.FormatMarkdown, "hologram-memory.tar")),
+		widget.NewButtonWithIcon(T("Restore a backup (JSON)…"), theme.FolderOpenIcon(), importAs(client.FormatJSON)),
+		widget.NewButtonWithIcon(T("Import an MCP memory file (JSONL)…"), theme.FolderOpenIcon(), importAs(client.FormatJSONL)),
+	}
+	vm.Memory.Running.AddListener(binding.NewDataListener(func() {
+		running, _ := vm.Memory.Running.Get()
+		for _, b := range buttons {
+			if running {
+				b.Disable()
+			} else {
+				b.Enable()
+			}
+		}
+		if running {
+			bar.Show()
+		} else {
+			bar.Hide()
+		}
+	}))
+	rows := container.NewVBox(settingsText(T("Everything the agent remembers, in open formats. A backup restores only into an empty memory (a new data directory); an MCP memory file merges."), widget.MediumImportance),
+		secrets)
+	for _, b := range buttons {
+		rows.Add(b)
+	}
+	rows.Add(bar)
+	rows.Add(progress)
+	rows.Add(status)
+	return widget.NewCard(T("Memory"), "", rows)
 }
