@@ -47,6 +47,8 @@ var tabScreens = [...]string{"chat", "plugins", "settings"}
 // quick-chat window, and notifications while the window is hidden. Create it with NewApp, then
 // call Run (or Show, and Close when done) on the UI goroutine.
 type App struct {
+	noHostOnce sync.Once // logs the missing tray host once
+
 	fa    fyne.App
 	o     Options
 	svc   client.Service // reports failed calls to conn
@@ -349,9 +351,18 @@ func (a *App) closeMain() {
 	a.quit()
 }
 
-// closeToTray: only with a tray, and as the owner chose (default on).
+// closeToTray: only with a tray that something shows, and as the owner chose (default on).
 func (a *App) closeToTray() bool {
-	return a.tray != nil && a.fa.Preferences().BoolWithFallback(prefCloseToTray, closeToTrayDefault)
+	if a.tray == nil || !a.fa.Preferences().BoolWithFallback(prefCloseToTray, closeToTrayDefault) {
+		return false
+	}
+	if a.o.TrayHost != nil && !a.o.TrayHost() {
+		a.noHostOnce.Do(func() {
+			slog.Info("no tray host (no StatusNotifierWatcher on the session bus): closing the window quits")
+		})
+		return false
+	}
+	return true
 }
 
 func (a *App) setMainHidden(h bool) {

@@ -481,14 +481,21 @@ func TestAppTray(t *testing.T) {
 	if a.isMainHidden() {
 		t.Fatal("Open did not show the window")
 	}
+	// With no tray host on the bus (nothing shows the icon), closing quits however it is set.
+	a.o.TrayHost = func() bool { return false }
+	a.closeMain()
+	if quits != 1 || a.isMainHidden() {
+		t.Fatalf("close with a tray but no tray host: quits %d, hidden %v", quits, a.isMainHidden())
+	}
+	a.o.TrayHost = nil
 	// With close-to-tray turned off, closing quits.
 	ta.Preferences().SetBool(prefCloseToTray, false)
 	a.closeMain()
-	if quits != 1 {
+	if quits != 2 {
 		t.Fatalf("close without close-to-tray: quits %d", quits)
 	}
 	ta.item(t, "Quit").Action()
-	if quits != 2 {
+	if quits != 3 {
 		t.Fatalf("tray Quit: quits %d", quits)
 	}
 }

@@ -22,6 +22,10 @@ type Options struct {
 	// Tray says a D-Bus session bus is reachable: only then is the tray set (without one,
 	// close-to-tray turns itself off, logged once).
 	Tray bool
+	// TrayHost, when set, says whether something shows tray icons now (a StatusNotifierWatcher
+	// owns its name on the bus). Without a tray host closing the window quits instead of hiding
+	// it, logged once. nil: assume one.
+	TrayHost func() bool
 	// Getenv reads the environment (locale, XDG dirs); nil means os.Getenv.
 	Getenv func(string) string
 	// Trace, when set, receives one JSON line per view-model change worth checking from

@@ -139,6 +139,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 
 	o.Tray = sessionBus(getenv, log)
+	if o.Tray {
+		o.TrayHost = trayHost
+	}
 	if p := getenv("HOLOGRAM_GUI_TRACE"); p != "" {
 		tf, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
@@ -228,4 +231,18 @@ func sessionBus(getenv func(string) string, log *slog.Logger) bool {
 		return false
 	}
 	return true
+}
+
+// trayHost reports whether a StatusNotifierWatcher (a panel that shows tray icons) owns its name
+// on the session bus now.
+func trayHost() bool {
+	conn, err := dbus.SessionBus()
+	if err != nil {
+		return false
+	}
+	var has bool
+	if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.kde.StatusNotifierWatcher").Store(&has); err != nil {
+		return false
+	}
+	return has
 }
