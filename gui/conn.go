@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -279,11 +278,7 @@ func ClassifyError(err error) (ConnState, bool) {
 		hostErr     x509.HostnameError
 		certErr     *tls.CertificateVerificationError
 	)
-	// kernel/client's pin check reports a mismatch as text only (no sentinel), so it is
-	// matched by its message too.
-	if errors.As(err, &unknownAuth) || errors.As(err, &hostErr) || errors.As(err, &certErr) ||
-		strings.Contains(err.Error(), "certificate fingerprint mismatch") ||
-		strings.Contains(err.Error(), "presented no certificate") {
+	if errors.As(err, &unknownAuth) || errors.As(err, &hostErr) || errors.As(err, &certErr) || errors.Is(err, client.ErrFingerprint) {
 		return ConnWrongFingerprint, true
 	}
 	return ConnGone, true

@@ -134,12 +134,12 @@ func pinnedTLS(pin string) *tls.Config {
 		InsecureSkipVerify: true,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
-				return fmt.Errorf("server presented no certificate (pinned sha256:%s)", pin)
+				return fmt.Errorf("%w: server presented no certificate (pinned sha256:%s)", ErrFingerprint, pin)
 			}
 			sum := sha256.Sum256(cs.PeerCertificates[0].Raw)
 			got := hex.EncodeToString(sum[:])
 			if got != pin {
-				return fmt.Errorf("certificate fingerprint mismatch: server presented sha256:%s, pinned sha256:%s", got, pin)
+				return fmt.Errorf("%w: server presented sha256:%s, pinned sha256:%s", ErrFingerprint, got, pin)
 			}
 			return nil
 		},
@@ -153,6 +153,10 @@ func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// ErrFingerprint is wrapped by the errors of calls to a server whose TLS certificate does not
+// match the pinned fingerprint (Options.Fingerprint).
+var ErrFingerprint = errors.New("certificate fingerprint mismatch")
 
 // NormalizeFingerprint turns a SHA-256 certificate fingerprint as people write it ("sha256:" prefix
 // or not, colons or spaces between bytes, any case) into 64 lowercase hex digits.
