@@ -304,7 +304,7 @@ func TestClassifyError(t *testing.T) {
 		{&client.Error{Status: 401, Message: "no"}, ConnWrongToken, true},
 		{&client.Error{Status: 404, Message: "no"}, ConnConnected, false},
 		{&client.Error{Status: 503, Message: "warming up"}, ConnConnected, false},
-		{errors.New("tls: certificate fingerprint mismatch: server presented sha256:aa, pinned sha256:bb"), ConnWrongFingerprint, true},
+		{fmt.Errorf("tls: %w: server presented sha256:aa, pinned sha256:bb", client.ErrFingerprint), ConnWrongFingerprint, true},
 		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, ConnGone, true},
 	}
 	for _, tc := range tests {
