@@ -1040,3 +1040,32 @@ func BenchmarkChatRenderReply(b *testing.B) {
 		bubble.box.MinSize()
 	}
 }
+
+// TestChatPasteFiles: files copied in a file manager (file:// URIs) and pasted become
+// attachments; other text pastes as text.
+func TestChatPasteFiles(t *testing.T) {
+	dir := t.TempDir()
+	note := filepath.Join(dir, "note.txt")
+	if err := os.WriteFile(note, []byte("pasted notes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vm := NewChatVM(chatKernel(t, clienttest.New(), false), ChatOptions{})
+	v := chatTestView(t, vm).v
+	clip := test.NewTempApp(t).Clipboard()
+	for _, tc := range []struct {
+		clip      string
+		atts      int
+		inputText string
+	}{
+		{"file://" + note + "\n", 1, ""},
+		{"# copied\n" + note, 2, ""},
+		{"just some words", 2, "just some words"},
+		{"file://" + filepath.Join(dir, "missing.txt"), 2, "just some wordsfile://" + filepath.Join(dir, "missing.txt")},
+	} {
+		clip.SetContent(tc.clip)
+		v.input.TypedShortcut(&fyne.ShortcutPaste{Clipboard: clip})
+		if n := len(vm.Attachments()); n != tc.atts || v.input.Text != tc.inputText {
+			t.Fatalf("paste %q: %d attachments, input %q; want %d, %q", tc.clip, n, v.input.Text, tc.atts, tc.inputText)
+		}
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -83,6 +86,7 @@ func (v *chatView) build() fyne.CanvasObject {
 	v.scroll = container.NewVScroll(v.msgBox)
 
 	v.input = newChatInput(v.sendDraft)
+	v.input.onPasteFiles = v.pastedFiles
 	v.input.OnChanged = v.vm.SetDraft
 	v.chips = container.NewHBox()
 	v.send = widget.NewButtonWithIcon(T("Send"), theme.MailSendIcon(), v.sendDraft)
@@ -377,6 +381,43 @@ func (v *chatView) attachReader(name string, r io.Reader) error {
 	return v.vm.AddAttachmentData(name, "", b)
 }
 
+// pastedFiles attaches files copied in a file manager and pasted into the input.
+func (v *chatView) pastedFiles(paths []string) {
+	var errs []error
+	for _, p := range paths {
+		if err := v.vm.AddAttachment(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		dialog.ShowError(err, v.w)
+	}
+}
+
+// clipboardFiles returns the local files a clipboard text names, one per line (file:// URIs,
+// as file managers copy them, or absolute paths of existing files); nil when any line is
+// something else (then the text is pasted as text).
+func clipboardFiles(text string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") { // text/uri-list comments
+			continue
+		}
+		p := line
+		if u, err := url.Parse(line); err == nil && u.Scheme == "file" {
+			p = u.Path
+		} else if !filepath.IsAbs(line) {
+			return nil
+		}
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			return nil
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // dropped attaches the files dropped on the window.
 func (v *chatView) dropped(_ fyne.Position, uris []fyne.URI) {
 	var errs []error
@@ -590,6 +631,8 @@ type chatInput struct {
 	widget.Entry
 	shift  bool
 	onSend func()
+	// onPasteFiles receives the files a paste names (see clipboardFiles) instead of their text.
+	onPasteFiles func(paths []string)
 }
 
 var _ desktop.Keyable = (*chatInput)(nil)
@@ -620,9 +663,16 @@ func (e *chatInput) KeyUp(k *fyne.KeyEvent) {
 	e.Entry.KeyUp(k)
 }
 
-// TypedShortcut hands the window's Alt shortcuts (Alt+1 … Alt+3 switch tabs) to the window,
-// which a focused entry would otherwise swallow.
+// TypedShortcut attaches pasted files (copied in a file manager) instead of pasting their
+// names, and hands the window's Alt shortcuts (Alt+1 … Alt+3 switch tabs) to the window, which a
+// focused entry would otherwise swallow.
 func (e *chatInput) TypedShortcut(s fyne.Shortcut) {
+	if p, ok := s.(*fyne.ShortcutPaste); ok && p.Clipboard != nil && e.onPasteFiles != nil {
+		if files := clipboardFiles(p.Clipboard.Content()); len(files) > 0 {
+			e.onPasteFiles(files)
+			return
+		}
+	}
 	if cs, ok := s.(*desktop.CustomShortcut); ok && cs.Modifier == fyne.KeyModifierAlt {
 		if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
 			if sc, ok := c.(fyne.Shortcutable); ok {
