@@ -228,70 +228,19 @@ func (vm *PluginsVM) Add(ctx context.Context) (client.Plugin, error) {
 	return p, nil
 }
 
-// splitCommandLine splits a command line into words the way a POSIX shell does, without
-// expansions (the rules of waiter's --command): blanks separate words; 'single quotes' keep
-// everything; "double quotes" keep everything but a backslash before " \ $ ` or a newline;
-// outside quotes a backslash keeps the next character. Its errors are messages to show.
+// splitCommandLine splits a command line like waiter's --command (client.SplitCommand); its
+// errors are messages to show.
 func splitCommandLine(s string) ([]string, error) {
-	var (
-		words []string
-		cur   strings.Builder
-		inArg bool // a word has started (possibly empty: "")
-	)
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			if inArg {
-				words = append(words, cur.String())
-				cur.Reset()
-				inArg = false
-			}
-		case c == '\\':
-			if i+1 >= len(rs) {
-				return nil, errors.New(T("The command line ends with a lone backslash."))
-			}
-			i++
-			if rs[i] != '\n' {
-				cur.WriteRune(rs[i])
-				inArg = true
-			}
-		case c == '\'':
-			j := i + 1
-			for j < len(rs) && rs[j] != '\'' {
-				j++
-			}
-			if j >= len(rs) {
-				return nil, errors.New(Tf("The command line has a quote that is not closed (%s at character %d).", "'", i+1))
-			}
-			cur.WriteString(string(rs[i+1 : j]))
-			inArg, i = true, j
-		case c == '"':
-			j := i + 1
-			for ; j < len(rs) && rs[j] != '"'; j++ {
-				if rs[j] == '\\' && j+1 < len(rs) && strings.ContainsRune("\"\\$`\n", rs[j+1]) {
-					j++
-					if rs[j] != '\n' {
-						cur.WriteRune(rs[j])
-					}
-					continue
-				}
-				cur.WriteRune(rs[j])
-			}
-			if j >= len(rs) {
-				return nil, errors.New(Tf("The command line has a quote that is not closed (%s at character %d).", `"`, i+1))
-			}
-			inArg, i = true, j
-		default:
-			cur.WriteRune(c)
-			inArg = true
-		}
-	}
-	if inArg {
-		words = append(words, cur.String())
-	}
-	if len(words) == 0 {
+	words, err := client.SplitCommand(s)
+	var qe *client.QuoteError
+	switch {
+	case errors.As(err, &qe):
+		return nil, errors.New(Tf("The command line has a quote that is not closed (%s at character %d).", string(qe.Quote), qe.Pos+1))
+	case errors.Is(err, client.ErrTrailingBackslash):
+		return nil, errors.New(T("The command line ends with a lone backslash."))
+	case err != nil:
+		return nil, err
+	case len(words) == 0:
 		return nil, errors.New(T("The command line is empty."))
 	}
 	return words, nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -100,7 +99,7 @@ func (a *app) pluginAdd(ctx context.Context, args []string) error {
 	}
 	cfg := client.PluginConfig{Name: pos[0], Env: env, Disabled: *disabled}
 	if *command != "" {
-		argv, err := splitCommand(*command)
+		argv, err := client.SplitCommand(*command)
 		if err != nil {
 			return usagef("--command: %v", err)
 		}
@@ -167,77 +166,4 @@ func (a *app) pluginLogs(ctx context.Context, args []string) error {
 	}
 	_, err = fmt.Fprint(a.stdout, b.String())
 	return err
-}
-
-// errUnterminated and errTrailingBackslash are splitCommand's errors.
-var (
-	errUnterminated      = errors.New("unterminated quote")
-	errTrailingBackslash = errors.New("trailing backslash")
-)
-
-// splitCommand splits a command line into words the way a POSIX shell does, without expansions:
-// blanks separate words; 'single quotes' keep everything literally; "double quotes" keep
-// everything but a backslash before " \ $ ` or a newline; outside quotes a backslash keeps the
-// next character (a backslash-newline is removed). An empty quoted string makes an empty word.
-func splitCommand(s string) ([]string, error) {
-	var (
-		words []string
-		cur   strings.Builder
-		inArg bool // a word has started (possibly empty: "")
-	)
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			if inArg {
-				words = append(words, cur.String())
-				cur.Reset()
-				inArg = false
-			}
-		case c == '\\':
-			if i+1 >= len(rs) {
-				return nil, errTrailingBackslash
-			}
-			i++
-			if rs[i] == '\n' {
-				continue
-			}
-			cur.WriteRune(rs[i])
-			inArg = true
-		case c == '\'':
-			j := i + 1
-			for j < len(rs) && rs[j] != '\'' {
-				j++
-			}
-			if j >= len(rs) {
-				return nil, fmt.Errorf("%w ' at %d", errUnterminated, i)
-			}
-			cur.WriteString(string(rs[i+1 : j]))
-			inArg, i = true, j
-		case c == '"':
-			j := i + 1
-			for ; j < len(rs) && rs[j] != '"'; j++ {
-				if rs[j] == '\\' && j+1 < len(rs) && strings.ContainsRune("\"\\$`\n", rs[j+1]) {
-					j++
-					if rs[j] != '\n' {
-						cur.WriteRune(rs[j])
-					}
-					continue
-				}
-				cur.WriteRune(rs[j])
-			}
-			if j >= len(rs) {
-				return nil, fmt.Errorf("%w \" at %d", errUnterminated, i)
-			}
-			inArg, i = true, j
-		default:
-			cur.WriteRune(c)
-			inArg = true
-		}
-	}
-	if inArg {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
