@@ -85,7 +85,9 @@ func xserver(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp")
+	// -noreset: by default Xvfb resets itself whenever its last client leaves (between two apps of
+	// one test), and a client connecting during the reset fails to open the display.
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-noreset", "-screen", "0", "1280x800x24", "-nolisten", "tcp")
 	cmd.ExtraFiles = []*os.File{pw}
 	var errBuf syncBuf
 	cmd.Stderr = &errBuf
@@ -93,7 +95,21 @@ func xserver(t *testing.T) string {
 		t.Fatal(err)
 	}
 	pw.Close()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+			t.Errorf("Xvfb exited during the test:\n%s", errBuf.String())
+			return
+		default:
+		}
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("Xvfb said:\n%s", errBuf.String())
+		}
+	})
 	num := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(pr).ReadString('\n')
