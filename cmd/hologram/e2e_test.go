@@ -885,3 +885,21 @@ func TestRemote(t *testing.T) {
 		t.Fatalf("client variant without a kernel: %v\n%s", err, out)
 	}
 }
+
+// TestNoDisplayClearError: without a reachable display the app says so and exits 1 (GLFW would
+// panic).
+func TestNoDisplayClearError(t *testing.T) {
+	for _, tc := range []struct{ display, want string }{
+		{"", "DISPLAY is not set"},
+		{":4242", "cannot reach the X display :4242"},
+		{"nonsense", "not a display name"},
+	} {
+		cmd := exec.Command(filepath.Join(binDir, "hologram"), "--data", t.TempDir())
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "DISPLAY=" + tc.display}
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "panic") {
+			t.Errorf("DISPLAY=%q: %v\n%s", tc.display, err, out)
+		}
+	}
+}

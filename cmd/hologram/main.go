@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -91,6 +92,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if f.version {
 		fmt.Fprintf(stdout, "hologram %s\n", productVersion())
 		return 0
+	}
+	if err := checkDisplay(getenv); err != nil {
+		fmt.Fprintf(stderr, "hologram: %v\n", err)
+		return 1
 	}
 	// SIGTERM/SIGINT quit cleanly from the start (Fyne's own handler is registered by a goroutine
 	// of Run, which a signal can beat): the app quits as soon as its loop runs.
@@ -245,4 +250,29 @@ func trayHost() bool {
 		return false
 	}
 	return has
+}
+
+// checkDisplay fails with a clear message when no X display can be reached (GLFW would panic):
+// DISPLAY unset, not a display name, or a local display no X server listens on. A remote
+// display (host:N) is left to GLFW.
+func checkDisplay(getenv func(string) string) error {
+	d := getenv("DISPLAY")
+	if d == "" {
+		return errors.New("no display: DISPLAY is not set (run it in a desktop session, or under Xvfb: Xvfb :99 & DISPLAY=:99 hologram; homed and waiter need no display)")
+	}
+	host, rest, ok := strings.Cut(d, ":")
+	num, _, _ := strings.Cut(rest, ".")
+	if _, err := strconv.Atoi(num); !ok || err != nil {
+		return fmt.Errorf("DISPLAY %q is not a display name (want e.g. :0)", d)
+	}
+	if host != "" && host != "unix" {
+		return nil
+	}
+	for _, addr := range []string{"@/tmp/.X11-unix/X" + num, "/tmp/.X11-unix/X" + num} {
+		if c, err := net.DialTimeout("unix", addr, 2*time.Second); err == nil {
+			c.Close()
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot reach the X display %s: no X server listens on it", d)
 }
