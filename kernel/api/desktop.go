@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
@@ -33,13 +32,8 @@ func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
 
 // handleTestProvider answers POST /api/v1/providers/test with a client.ProviderCheck.
 func (s *Server) handleTestProvider(w http.ResponseWriter, r *http.Request) {
-	var in client.ProviderConfig
-	if err := s.decodeJSON(w, r, &in, decodeOptions{}); err != nil {
-		s.writeError(w, r, err.status, err.msg)
-		return
-	}
-	if strings.TrimSpace(in.Name) == "" {
-		s.writeError(w, r, http.StatusBadRequest, "provider name is empty")
+	in, ok := s.decodeProvider(w, r)
+	if !ok {
 		return
 	}
 	out, err := s.b.TestProvider(r.Context(), in)

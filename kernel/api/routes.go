@@ -165,14 +165,23 @@ func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
 	}{ps})
 }
 
-func (s *Server) handleAddProvider(w http.ResponseWriter, r *http.Request) {
+// decodeProvider reads a provider configuration body; false when it answered an error.
+func (s *Server) decodeProvider(w http.ResponseWriter, r *http.Request) (client.ProviderConfig, bool) {
 	var in client.ProviderConfig
 	if err := s.decodeJSON(w, r, &in, decodeOptions{}); err != nil {
 		s.writeError(w, r, err.status, err.msg)
-		return
+		return in, false
 	}
 	if strings.TrimSpace(in.Name) == "" {
 		s.writeError(w, r, http.StatusBadRequest, "provider name is empty")
+		return in, false
+	}
+	return in, true
+}
+
+func (s *Server) handleAddProvider(w http.ResponseWriter, r *http.Request) {
+	in, ok := s.decodeProvider(w, r)
+	if !ok {
 		return
 	}
 	out, err := s.b.AddProvider(r.Context(), in)
