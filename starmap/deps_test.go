@@ -11,7 +11,10 @@ import (
 // TestDepsStdlibAndXImage keeps starmap a pure library: the standard library and
 // golang.org/x/image only (ARCHITECTURE.md §2) — never fyne, the kernel or memory.
 func TestDepsStdlibAndXImage(t *testing.T) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go") // empty GOROOT under -trimpath: PATH first
+	}
 	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

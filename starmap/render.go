@@ -1,0 +1,746 @@
+package starmap
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"math"
+	"time"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
+	"golang.org/x/image/vector"
+)
+
+// Label and glow parameters.
+const (
+	// MinLabelPx is the smallest label text size drawn, in pixels. A star's label size grows with
+	// its drawn radius (1.8× the radius, capped at MaxLabelPx), so labels appear as the zoom makes
+	// them readable; below MinLabelPx they are skipped (highlighted stars are labelled at
+	// MinLabelPx at any zoom).
+	MinLabelPx = 10
+	// MaxLabelPx caps the label text size, in pixels.
+	MaxLabelPx = 16
+	// GlowWindow is how long a recalled star glows: the halo fades linearly from full at the
+	// moment of recall to nothing GlowWindow later.
+	GlowWindow = 24 * time.Hour
+	// labelCell is the side, in pixels, of the label occupancy grid's cells.
+	labelCell = 8
+)
+
+// The palette, by Node.Kind. Kinds not listed are drawn in neutral white-blue (210,220,255).
+//
+//	person  warm gold   (255,200,120)   place   sea green  (110,220,170)
+//	org     violet      (180,140,255)   thing   orange     (255,150, 90)
+//	concept sky blue    (120,180,255)   time    pale yellow(240,230,140)
+//	event   rose        (255,120,160)   animal  lime       (170,230,100)
+//	note    lilac       (200,190,230)
+var palette = map[string]color.RGBA{
+	"person":  {255, 200, 120, 255},
+	"place":   {110, 220, 170, 255},
+	"org":     {180, 140, 255, 255},
+	"thing":   {255, 150, 90, 255},
+	"concept": {120, 180, 255, 255},
+	"time":    {240, 230, 140, 255},
+	"event":   {255, 120, 160, 255},
+	"animal":  {170, 230, 100, 255},
+	"note":    {200, 190, 230, 255},
+}
+
+// neutral is the colour of stars of unknown kinds.
+var neutral = color.RGBA{210, 220, 255, 255}
+
+// KindColor returns the fixed colour of a kind (see the palette above); unknown kinds get a
+// neutral white-blue.
+func KindColor(kind string) color.RGBA {
+	if c, ok := palette[kind]; ok {
+		return c
+	}
+	return neutral
+}
+
+// StarRadius returns the drawn radius, in pixels, of a star with the given mentions in view v
+// of layout l: (1.5 + 1.3·ln(1+mentions)) px at the Fit zoom, scaled by √(zoom/fitZoom) clamped
+// to [0.5, 8]. Hit-testing uses the same radius.
+func StarRadius(mentions int, l Layout, v View) float64 {
+	return starRadius(mentions, viewScale(l.Radius, v))
+}
+
+func starRadius(mentions int, scale float64) float64 {
+	return (1.5 + 1.3*math.Log1p(float64(max(mentions, 0)))) * scale
+}
+
+// viewScale is √(v.Zoom / Fit zoom) clamped to [0.5, 8] (1 when undefined).
+func viewScale(radius float64, v View) float64 {
+	if !(radius > 0) || math.IsInf(radius, 0) {
+		radius = 1
+	}
+	fz := 0.45 * float64(min(v.Width, v.Height)) / radius
+	if !(fz > 0) || !(v.Zoom > 0) || math.IsInf(v.Zoom, 0) {
+		return 1
+	}
+	return math.Min(8, math.Max(0.5, math.Sqrt(v.Zoom/fz)))
+}
+
+// brightness lights a star by its mentions: 0.45 for none up to 1 at 200 or more.
+func brightness(mentions int) float64 {
+	return 0.45 + 0.55*math.Min(1, math.Log1p(float64(max(mentions, 0)))/math.Log1p(200))
+}
+
+// RenderOptions configure a Renderer.
+type RenderOptions struct {
+	// Font draws labels; nil draws none.
+	Font *Font
+	// Now is the clock for the glow of recently recalled stars; nil means time.Now.
+	Now func() time.Time
+}
+
+// State is what the user is doing with the map, drawn on top of the graph.
+type State struct {
+	// AntiAlias draws smooth edges and stars (at rest); false draws aliased ones (while dragging).
+	AntiAlias bool
+	// Selected and Hover are node indices, -1 for none; they are outlined.
+	Selected, Hover int
+	// Highlight marks search or filter matches: ringed, fully lit and always labelled.
+	Highlight map[int]bool
+	// Dim marks nodes filtered out: drawn faint, unlabelled, without glow; their edges fainter.
+	Dim map[int]bool
+}
+
+// Renderer rasterises graphs. It keeps its buffers between frames, so after the first frame of a
+// given size Render allocates nothing. A Renderer is not safe for concurrent use.
+type Renderer struct {
+	font *Font
+	now  func() time.Time
+
+	bg         []uint8 // cached background, W*H*4, stride W*4
+	bgW, bgH   int
+	pos        []Point   // node positions in pixels
+	rad        []float64 // node radii in pixels
+	ok         []bool    // position is finite
+	vis        visible   // on-screen stars, biggest first
+	ras        *vector.Rasterizer
+	uni        image.Uniform
+	edgeCol    color.NRGBA
+	occ        []bool // label occupancy grid
+	occW, occH int
+	faces      map[int]*faceCache
+	glyphs     map[glyphKey]*glyph
+}
+
+type faceCache struct {
+	face      font.Face // nil when the face could not be made
+	asc, desc float64
+}
+
+type glyphKey struct {
+	size int
+	r    rune
+}
+
+type glyph struct {
+	mask *image.Alpha // nil for blank glyphs
+	off  image.Point  // mask origin relative to the dot
+	adv  float64
+}
+
+// visible holds the on-screen stars, biggest first, and the buffers of their counting sort.
+type visible struct {
+	idx    []int32
+	tmp    []int32
+	counts []int32
+}
+
+// radiusBuckets quantises radii for sorting: 1/8 px steps, capped.
+const radiusBuckets = 1024
+
+// sortVisible orders r.vis.idx by radius, biggest first, in 1/8 px steps (ties keep the index
+// order): a counting sort, linear and allocation-free.
+func (r *Renderer) sortVisible() {
+	v := &r.vis
+	v.counts = grow(v.counts, radiusBuckets+1)
+	clear(v.counts)
+	key := func(i int32) int { return radiusBuckets - 1 - min(radiusBuckets-1, int(r.rad[i]*8)) }
+	for _, i := range v.idx {
+		v.counts[key(i)+1]++
+	}
+	for k := 1; k <= radiusBuckets; k++ {
+		v.counts[k] += v.counts[k-1]
+	}
+	v.tmp = grow(v.tmp, len(v.idx))
+	for _, i := range v.idx {
+		k := key(i)
+		v.tmp[v.counts[k]] = i
+		v.counts[k]++
+	}
+	v.idx, v.tmp = v.tmp, v.idx
+}
+
+// NewRenderer returns a Renderer with options o.
+func NewRenderer(o RenderOptions) *Renderer {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Renderer{
+		font:   o.Font,
+		now:    now,
+		faces:  map[int]*faceCache{},
+		glyphs: map[glyphKey]*glyph{},
+	}
+}
+
+// Render draws graph g laid out by l, seen through v, into dst: the sky background, the edges, the
+// stars (with glow, rings and outlines) and the labels. View pixel (0,0) is dst.Bounds().Min;
+// whatever falls outside dst is clipped. Nodes without a finite position, and edges with an end
+// out of range, are skipped.
+func (r *Renderer) Render(dst *image.RGBA, g Graph, l Layout, v View, s State) {
+	W, H := dst.Rect.Dx(), dst.Rect.Dy()
+	if W <= 0 || H <= 0 {
+		return
+	}
+	r.background(dst, W, H)
+	n := min(len(g.Nodes), len(l.Pos))
+	if n == 0 {
+		return
+	}
+	scale := viewScale(l.Radius, v)
+	r.project(g, l, v, n, scale)
+	r.drawEdges(dst, g, n, W, H, scale, s)
+
+	// Visible stars, biggest first; drawn biggest first so small ones stay visible on top.
+	r.vis.idx = r.vis.idx[:0]
+	for i := 0; i < n; i++ {
+		if !r.ok[i] {
+			continue
+		}
+		p, m := r.pos[i], r.rad[i]*4+8 // room for glow and rings
+		if p.X+m < 0 || p.Y+m < 0 || p.X-m > float64(W) || p.Y-m > float64(H) {
+			continue
+		}
+		r.vis.idx = append(r.vis.idx, int32(i))
+	}
+	r.sortVisible()
+
+	now := r.now()
+	for _, i := range r.vis.idx {
+		nd := &g.Nodes[i]
+		if s.Dim[int(i)] || nd.Recalled.IsZero() {
+			continue
+		}
+		age := now.Sub(nd.Recalled)
+		if age >= GlowWindow {
+			continue
+		}
+		strength := 1 - float64(max(age, 0))/float64(GlowWindow)
+		r.glow(dst, W, H, r.pos[i], r.rad[i], KindColor(nd.Kind), strength)
+	}
+	for _, i := range r.vis.idx {
+		r.star(dst, W, H, g, int(i), s)
+	}
+	if r.font != nil {
+		r.labels(dst, W, H, g, s)
+	}
+}
+
+// project maps node positions to pixels and sizes the stars.
+func (r *Renderer) project(g Graph, l Layout, v View, n int, scale float64) {
+	r.pos = grow(r.pos, n)
+	r.rad = grow(r.rad, n)
+	r.ok = grow(r.ok, n)
+	for i := 0; i < n; i++ {
+		p := v.ToPixel(l.Pos[i])
+		r.pos[i] = p
+		r.ok[i] = finite(p.X) && finite(p.Y)
+		r.rad[i] = starRadius(g.Nodes[i].Mentions, scale)
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// background copies the cached sky (rebuilt when the size changes) into dst.
+func (r *Renderer) background(dst *image.RGBA, W, H int) {
+	if r.bgW != W || r.bgH != H {
+		r.bg = buildBackground(W, H)
+		r.bgW, r.bgH = W, H
+	}
+	for y := 0; y < H; y++ {
+		copy(dst.Pix[y*dst.Stride:y*dst.Stride+W*4], r.bg[y*W*4:(y+1)*W*4])
+	}
+}
+
+// buildBackground draws a dark radial gradient (deep blue at the centre to near black at the
+// corners) and about one faint background star per 2,500 pixels, at positions fixed for a size.
+func buildBackground(W, H int) []uint8 {
+	bg := make([]uint8, W*H*4)
+	cx, cy := float64(W)/2, float64(H)/2
+	half := math.Hypot(cx, cy)
+	for y := 0; y < H; y++ {
+		for x := 0; x < W; x++ {
+			t := math.Min(1, math.Hypot(float64(x)+0.5-cx, float64(y)+0.5-cy)/half)
+			t = t * t
+			i := (y*W + x) * 4
+			bg[i+0] = uint8(16 + (3-16)*t)
+			bg[i+1] = uint8(20 + (4-20)*t)
+			bg[i+2] = uint8(44 + (12-44)*t)
+			bg[i+3] = 255
+		}
+	}
+	seed := uint64(0x9E3779B97F4A7C15)
+	rnd := func() uint64 { // xorshift64*: deterministic, no global state
+		seed ^= seed >> 12
+		seed ^= seed << 25
+		seed ^= seed >> 27
+		return seed * 2685821657736338717
+	}
+	for k := W * H / 2500; k > 0; k-- {
+		x, y := int(rnd()%uint64(W)), int(rnd()%uint64(H))
+		b := 40 + int(rnd()%110)
+		i := (y*W + x) * 4
+		bg[i+0] = uint8(min(255, int(bg[i+0])+b*8/10))
+		bg[i+1] = uint8(min(255, int(bg[i+1])+b*9/10))
+		bg[i+2] = uint8(min(255, int(bg[i+2])+b))
+	}
+	return bg
+}
+
+// blendOver composites colour c at coverage a (0..256) over the pixel p.
+func blendOver(p []uint8, c color.RGBA, a int) {
+	p[0] = uint8(int(p[0]) + (int(c.R)-int(p[0]))*a>>8)
+	p[1] = uint8(int(p[1]) + (int(c.G)-int(p[1]))*a>>8)
+	p[2] = uint8(int(p[2]) + (int(c.B)-int(p[2]))*a>>8)
+	p[3] = 255
+}
+
+// blendAdd adds colour c scaled by k (0..1) to the pixel p, saturating.
+func blendAdd(p []uint8, c color.RGBA, k float64) {
+	p[0] = uint8(math.Min(255, float64(p[0])+float64(c.R)*k))
+	p[1] = uint8(math.Min(255, float64(p[1])+float64(c.G)*k))
+	p[2] = uint8(math.Min(255, float64(p[2])+float64(c.B)*k))
+}
+
+// edgeColor is the colour of edges (alpha applied separately).
+var edgeColor = color.RGBA{150, 175, 230, 255}
+
+// edgeAlpha is the opacity of edges: fainter when there are many (0.45 up to 200 edges, falling
+// as 1/√count) and brighter when zoomed in (× the view scale), clamped to [0.07, 0.6].
+func edgeAlpha(count int, scale float64) float64 {
+	base := 0.45 * math.Sqrt(200/float64(max(count, 200)))
+	return math.Min(0.6, math.Max(0.07, base*scale))
+}
+
+// drawEdges draws the edges: aliased with Bresenham after Liang–Barsky clipping, or anti-aliased
+// as thin quads in one vector.Rasterizer pass (plus one for dimmed edges, if any). Edges that do
+// not cross the image are culled.
+func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float64, s State) {
+	alpha := edgeAlpha(len(g.Edges), scale)
+	if !s.AntiAlias {
+		a8, d8 := int(alpha*256), int(alpha*0.3*256)
+		xmax, ymax := float64(W)-1e-6, float64(H)-1e-6
+		for _, e := range g.Edges {
+			p, q, ok := r.edgeEnds(e, n)
+			if !ok {
+				continue
+			}
+			ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, 0, 0, xmax, ymax)
+			if !ok {
+				continue
+			}
+			a := a8
+			if s.Dim[e.From] || s.Dim[e.To] {
+				a = d8
+			}
+			bresenham(dst, int(ax), int(ay), int(bx), int(by), edgeColor, a)
+		}
+		return
+	}
+	if r.ras == nil {
+		r.ras = vector.NewRasterizer(W, H)
+	}
+	for pass := 0; pass < 2; pass++ {
+		dim := pass == 1
+		if dim && len(s.Dim) == 0 {
+			break
+		}
+		r.ras.Reset(W, H)
+		drawn := 0
+		for _, e := range g.Edges {
+			p, q, ok := r.edgeEnds(e, n)
+			if !ok || (s.Dim[e.From] || s.Dim[e.To]) != dim {
+				continue
+			}
+			ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, -2, -2, float64(W)+2, float64(H)+2)
+			if !ok {
+				continue
+			}
+			dx, dy := bx-ax, by-ay
+			ln := math.Hypot(dx, dy)
+			if ln < 1e-6 {
+				continue
+			}
+			// Half-width 0.55 px; the normal is always on the same side of the direction so
+			// every quad winds the same way and overlaps do not cancel.
+			nx, ny := -dy/ln*0.55, dx/ln*0.55
+			r.ras.MoveTo(float32(ax+nx), float32(ay+ny))
+			r.ras.LineTo(float32(bx+nx), float32(by+ny))
+			r.ras.LineTo(float32(bx-nx), float32(by-ny))
+			r.ras.LineTo(float32(ax-nx), float32(ay-ny))
+			r.ras.ClosePath()
+			drawn++
+		}
+		if drawn == 0 {
+			continue
+		}
+		a := alpha
+		if dim {
+			a *= 0.3
+		}
+		// Through a pointer, so that setting the colour does not allocate.
+		r.edgeCol = color.NRGBA{edgeColor.R, edgeColor.G, edgeColor.B, uint8(a * 255)}
+		r.uni.C = &r.edgeCol
+		r.ras.Draw(dst, dst.Rect, &r.uni, image.Point{})
+	}
+}
+
+// edgeEnds returns the pixel positions of an edge's ends, false if it cannot be drawn.
+func (r *Renderer) edgeEnds(e Edge, n int) (Point, Point, bool) {
+	if e.From < 0 || e.To < 0 || e.From >= n || e.To >= n || e.From == e.To || !r.ok[e.From] || !r.ok[e.To] {
+		return Point{}, Point{}, false
+	}
+	return r.pos[e.From], r.pos[e.To], true
+}
+
+// clipLine clips the segment (x0,y0)–(x1,y1) to the rectangle [xmin,xmax]×[ymin,ymax]
+// (Liang–Barsky); ok is false when nothing of it is inside.
+func clipLine(x0, y0, x1, y1, xmin, ymin, xmax, ymax float64) (ax, ay, bx, by float64, ok bool) {
+	t0, t1 := 0.0, 1.0
+	dx, dy := x1-x0, y1-y0
+	for _, pq := range [4][2]float64{{-dx, x0 - xmin}, {dx, xmax - x0}, {-dy, y0 - ymin}, {dy, ymax - y0}} {
+		p, q := pq[0], pq[1]
+		if p == 0 {
+			if q < 0 {
+				return 0, 0, 0, 0, false
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			if t > t1 {
+				return 0, 0, 0, 0, false
+			}
+			t0 = max(t0, t)
+		} else {
+			if t < t0 {
+				return 0, 0, 0, 0, false
+			}
+			t1 = min(t1, t)
+		}
+	}
+	return x0 + t0*dx, y0 + t0*dy, x0 + t1*dx, y0 + t1*dy, true
+}
+
+// bresenham blends a one-pixel line from (x0,y0) to (x1,y1), both inside dst, at coverage a.
+func bresenham(dst *image.RGBA, x0, y0, x1, y1 int, c color.RGBA, a int) {
+	dx, sx := x1-x0, 1
+	if dx < 0 {
+		dx, sx = -dx, -1
+	}
+	dy, sy := y0-y1, 1
+	if dy > 0 {
+		dy = -dy
+	}
+	if y1 < y0 {
+		sy = -1
+	}
+	err := dx + dy
+	for {
+		i := y0*dst.Stride + x0*4
+		blendOver(dst.Pix[i:i+4:i+4], c, a)
+		if x0 == x1 && y0 == y1 {
+			return
+		}
+		e2 := 2 * err
+		if e2 >= dy {
+			err += dy
+			x0 += sx
+		}
+		if e2 <= dx {
+			err += dx
+			y0 += sy
+		}
+	}
+}
+
+// Ring colours.
+var (
+	pinColor       = color.RGBA{255, 215, 120, 255}
+	highlightColor = color.RGBA{90, 230, 255, 255}
+	selectColor    = color.RGBA{255, 255, 255, 255}
+	hoverColor     = color.RGBA{200, 220, 255, 255}
+)
+
+// star draws node i: a disc of its kind's colour, lit by its mentions and whitening towards the
+// core, then its rings (pinned, highlighted, selected or hovered).
+func (r *Renderer) star(dst *image.RGBA, W, H int, g Graph, i int, s State) {
+	nd := &g.Nodes[i]
+	p, rad := r.pos[i], r.rad[i]
+	c := KindColor(nd.Kind)
+	light, alpha := brightness(nd.Mentions), 1.0
+	if s.Highlight[i] {
+		light = 1
+	}
+	if s.Dim[i] {
+		alpha = 0.3
+	}
+	cr, cg, cb := int(float64(c.R)*light), int(float64(c.G)*light), int(float64(c.B)*light)
+	a256 := int(alpha * 256)
+	aa := s.AntiAlias
+	// Squared-distance tests keep the square root to the anti-aliased rim.
+	inner2 := math.Max(0, rad-0.5) * math.Max(0, rad-0.5)
+	outer2 := rad * rad
+	if aa {
+		outer2 = (rad + 0.5) * (rad + 0.5)
+	}
+	inv := 1 / (rad * rad)
+	x0, y0, x1, y1 := box(p, rad+1, W, H)
+	for y := y0; y < y1; y++ {
+		dy := float64(y) + 0.5 - p.Y
+		row := dst.Pix[y*dst.Stride:]
+		for x := x0; x < x1; x++ {
+			dx := float64(x) + 0.5 - p.X
+			d2 := dx*dx + dy*dy
+			if d2 > outer2 {
+				continue
+			}
+			a := a256
+			if aa && d2 > inner2 {
+				a = int((rad + 0.5 - math.Sqrt(d2)) * float64(a256))
+				if a > a256 {
+					a = a256
+				}
+			}
+			// Whiten towards the core: 0.6·(1 − d²/r²)².
+			t := 1 - d2*inv
+			if t < 0 {
+				t = 0
+			}
+			w := int(154 * t * t) // 0.6 × 256
+			core := color.RGBA{
+				uint8(cr + (255-cr)*w>>8),
+				uint8(cg + (255-cg)*w>>8),
+				uint8(cb + (255-cb)*w>>8), 255}
+			blendOver(row[x*4:x*4+4:x*4+4], core, a)
+		}
+	}
+	if nd.Pinned {
+		r.ring(dst, W, H, p, rad+2, 1, pinColor, 0.9*alpha, aa)
+	}
+	if s.Highlight[i] {
+		r.ring(dst, W, H, p, rad+3.5, 1.2, highlightColor, 0.9, aa)
+	}
+	switch i {
+	case s.Selected:
+		r.ring(dst, W, H, p, rad+5, 1.6, selectColor, 1, aa)
+	case s.Hover:
+		r.ring(dst, W, H, p, rad+5, 1.2, hoverColor, 0.7, aa)
+	}
+}
+
+// box returns the pixel range [x0,x1)×[y0,y1) covering a circle, clipped to W×H.
+func box(p Point, rad float64, W, H int) (x0, y0, x1, y1 int) {
+	x0 = max(0, int(math.Floor(p.X-rad)))
+	y0 = max(0, int(math.Floor(p.Y-rad)))
+	x1 = min(W, int(math.Ceil(p.X+rad))+1)
+	y1 = min(H, int(math.Ceil(p.Y+rad))+1)
+	return
+}
+
+// ring draws a circle of radius rad and line width w.
+func (r *Renderer) ring(dst *image.RGBA, W, H int, p Point, rad, w float64, c color.RGBA, alpha float64, aa bool) {
+	x0, y0, x1, y1 := box(p, rad+w, W, H)
+	for y := y0; y < y1; y++ {
+		dy := float64(y) + 0.5 - p.Y
+		row := dst.Pix[y*dst.Stride:]
+		for x := x0; x < x1; x++ {
+			dx := float64(x) + 0.5 - p.X
+			e := math.Abs(math.Sqrt(dx*dx+dy*dy) - rad)
+			var cov float64
+			if aa {
+				cov = math.Min(1, w/2+0.5-e)
+			} else if e <= math.Max(w/2, 0.5) {
+				cov = 1
+			}
+			if cov > 0 {
+				blendOver(row[x*4:x*4+4:x*4+4], c, int(cov*alpha*256))
+			}
+		}
+	}
+}
+
+// glow adds a soft halo of radius 3×rad+4 around a recalled star, scaled by strength (1 just
+// recalled, 0 at GlowWindow).
+func (r *Renderer) glow(dst *image.RGBA, W, H int, p Point, rad float64, c color.RGBA, strength float64) {
+	R := rad*3 + 4
+	x0, y0, x1, y1 := box(p, R, W, H)
+	for y := y0; y < y1; y++ {
+		dy := float64(y) + 0.5 - p.Y
+		row := dst.Pix[y*dst.Stride:]
+		for x := x0; x < x1; x++ {
+			dx := float64(x) + 0.5 - p.X
+			d := math.Sqrt(dx*dx + dy*dy)
+			if d >= R {
+				continue
+			}
+			t := 1 - d/R
+			blendAdd(row[x*4:x*4+4:x*4+4], c, 0.6*strength*t*t)
+		}
+	}
+}
+
+// labelSize is the text size of a star's label, 0 when too small to read.
+func labelSize(rad float64, highlighted bool) int {
+	sz := min(MaxLabelPx, int(rad*1.8))
+	if highlighted {
+		sz = max(sz, MinLabelPx)
+	}
+	if sz < MinLabelPx {
+		return 0
+	}
+	return sz
+}
+
+// labels draws the labels, highlighted stars first, then biggest first, each right of its star
+// when its box lies inside the image and overlaps no label already drawn.
+func (r *Renderer) labels(dst *image.RGBA, W, H int, g Graph, s State) {
+	r.occW, r.occH = (W+labelCell-1)/labelCell, (H+labelCell-1)/labelCell
+	r.occ = grow(r.occ, r.occW*r.occH)
+	clear(r.occ)
+	for pass := 0; pass < 2; pass++ {
+		if pass == 0 && len(s.Highlight) == 0 {
+			continue
+		}
+		for _, i := range r.vis.idx {
+			nd := &g.Nodes[i]
+			hl := s.Highlight[int(i)]
+			if nd.Label == "" || s.Dim[int(i)] || hl != (pass == 0) {
+				continue
+			}
+			sz := labelSize(r.rad[i], hl)
+			if sz == 0 {
+				continue
+			}
+			c := KindColor(nd.Kind)
+			c = color.RGBA{uint8(128 + int(c.R)/2), uint8(128 + int(c.G)/2), uint8(128 + int(c.B)/2), 255}
+			p := r.pos[i]
+			r.label(dst, W, H, nd.Label, p.X+r.rad[i]+3, p.Y, sz, c)
+		}
+	}
+}
+
+// maxLabelEm caps a label's width, in multiples of its text size; longer labels are cut.
+const maxLabelEm = 14
+
+// label draws text of the given size with its left end at x, vertically centred on y, if it fits
+// in the image and the occupancy grid is free there; it reports whether it drew.
+func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, size int, c color.RGBA) bool {
+	fc := r.face(size)
+	if fc.face == nil {
+		return false
+	}
+	limit := float64(size * maxLabelEm)
+	width, end := 0.0, len(text)
+	for k, ru := range text {
+		gl := r.glyph(fc, size, ru)
+		if width+gl.adv > limit {
+			end = k
+			break
+		}
+		width += gl.adv
+	}
+	base := y + (fc.asc-fc.desc)/2
+	bx0, by0 := int(math.Floor(x)), int(math.Floor(base-fc.asc))
+	bx1, by1 := int(math.Ceil(x+width)), int(math.Ceil(base+fc.desc))
+	if width == 0 || bx0 < 0 || by0 < 0 || bx1 > W || by1 > H {
+		return false
+	}
+	cx0, cy0, cx1, cy1 := bx0/labelCell, by0/labelCell, (bx1-1)/labelCell, (by1-1)/labelCell
+	for cy := cy0; cy <= cy1; cy++ {
+		for cx := cx0; cx <= cx1; cx++ {
+			if r.occ[cy*r.occW+cx] {
+				return false
+			}
+		}
+	}
+	for cy := cy0; cy <= cy1; cy++ {
+		for cx := cx0; cx <= cx1; cx++ {
+			r.occ[cy*r.occW+cx] = true
+		}
+	}
+	dot, by := x, int(math.Round(base))
+	for _, ru := range text[:end] {
+		gl := r.glyph(fc, size, ru)
+		if gl.mask != nil {
+			ox, oy := int(math.Round(dot))+gl.off.X, by+gl.off.Y
+			mb := gl.mask.Rect
+			for my := 0; my < mb.Dy(); my++ {
+				py := oy + my
+				if py < 0 || py >= H {
+					continue
+				}
+				row := dst.Pix[py*dst.Stride:]
+				mrow := gl.mask.Pix[my*gl.mask.Stride:]
+				for mx := 0; mx < mb.Dx(); mx++ {
+					px := ox + mx
+					if a := mrow[mx]; a != 0 && px >= 0 && px < W {
+						blendOver(row[px*4:px*4+4:px*4+4], c, int(a)+int(a>>7))
+					}
+				}
+			}
+		}
+		dot += gl.adv
+	}
+	return true
+}
+
+// face returns the cached face of a text size.
+func (r *Renderer) face(size int) *faceCache {
+	if fc, ok := r.faces[size]; ok {
+		return fc
+	}
+	fc := &faceCache{}
+	f, err := opentype.NewFace(r.font.sf, &opentype.FaceOptions{Size: float64(size), DPI: 72, Hinting: font.HintingFull})
+	if err == nil {
+		m := f.Metrics()
+		fc.face, fc.asc, fc.desc = f, float64(m.Ascent)/64, float64(m.Descent)/64
+	}
+	r.faces[size] = fc
+	return fc
+}
+
+// glyph returns the cached mask and advance of a rune at a text size.
+func (r *Renderer) glyph(fc *faceCache, size int, ru rune) *glyph {
+	k := glyphKey{size, ru}
+	if gl, ok := r.glyphs[k]; ok {
+		return gl
+	}
+	gl := &glyph{}
+	dr, mask, mp, adv, ok := fc.face.Glyph(fixed.Point26_6{}, ru)
+	if ok {
+		gl.adv = float64(adv) / 64
+		if !dr.Empty() {
+			a := image.NewAlpha(image.Rect(0, 0, dr.Dx(), dr.Dy()))
+			draw.Draw(a, a.Rect, mask, mp, draw.Src)
+			gl.mask, gl.off = a, dr.Min
+		}
+	}
+	r.glyphs[k] = gl
+	return gl
+}
