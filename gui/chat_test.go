@@ -952,14 +952,12 @@ type chatUI struct {
 	v  *chatView
 	w  fyne.Window
 
-	mu    sync.Mutex
-	queue []func()
-	ready chan struct{}
+	*uiQueue // the view-model's fyne.Do work, run on the test's goroutine (app_test.go)
 }
 
 func chatTestView(t *testing.T, vm *ChatVM) *chatUI {
 	t.Helper()
-	u := &chatUI{vm: vm, ready: make(chan struct{}, 1)}
+	u := &chatUI{vm: vm, uiQueue: &uiQueue{ready: make(chan struct{}, 1)}}
 	vm.do = u.do
 	u.w = test.NewTempWindow(t, widget.NewLabel(""))
 	u.v = newChatView(vm, u.w)
@@ -969,34 +967,6 @@ func chatTestView(t *testing.T, vm *ChatVM) *chatUI {
 	u.w.SetContent(u.v.root)
 	u.settle()
 	return u
-}
-
-func (u *chatUI) do(fn func()) {
-	u.mu.Lock()
-	u.queue = append(u.queue, fn)
-	u.mu.Unlock()
-	select {
-	case u.ready <- struct{}{}:
-	default:
-	}
-}
-
-// drain runs what is queued and returns how much it ran.
-func (u *chatUI) drain() int {
-	n := 0
-	for {
-		u.mu.Lock()
-		q := u.queue
-		u.queue = nil
-		u.mu.Unlock()
-		if len(q) == 0 {
-			return n
-		}
-		for _, fn := range q {
-			fn()
-		}
-		n += len(q)
-	}
 }
 
 // settle waits for the view-model's goroutines and runs what they queued, until all is quiet.
