@@ -110,3 +110,6 @@ jieba-dict:
 	mkdir -p build/jieba && \
 	for f in $(JIEBA_FILES); do install -m 0644 "$$src/$$f" build/jieba/$$f || exit 1; done; \
 	echo "jieba dictionaries copied to build/jieba/"
+
+# Fragments: mk/*.mk add targets (assets, packages, fuzzing) with the flags defined above.
+-include $(wildcard mk/*.mk)
