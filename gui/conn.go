@@ -410,6 +410,11 @@ func (r *reporting) Entity(ctx context.Context, id int64) (client.EntityDetail, 
 	r.c.Report(err)
 	return v, err
 }
+func (r *reporting) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
+	v, err := r.s.EventContext(ctx, id, radius)
+	r.c.Report(err)
+	return v, err
+}
 func (r *reporting) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
 	v, err := r.s.PutEntity(ctx, e)
 	r.c.Report(err)

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -95,7 +96,7 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 	}
 	// An edge travels with the page of its later endpoint: both ends are known by then.
 	ts, err := m.allTriples(ctx, memory.TripleQuery{Viewer: memory.OwnerViewer, History: q.History, Scope: scope,
-		EndpointAfter: after, EndpointUpTo: ents[len(ents)-1].ID})
+		EndpointAfter: after, EndpointUpTo: ents[len(ents)-1].ID, Scene: q.Scene})
 	if err != nil {
 		return client.GraphPage{}, mapErr(err)
 	}
@@ -114,6 +115,48 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 		}
 	}
 	return page, nil
+}
+
+// EventContext implements client.MemoryAdmin: the event with up to radius events of its session
+// on each side, in id (time) order, seen by the owner.
+func (k *Kernel) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
+	m, err := k.memAdmin()
+	if err != nil {
+		return nil, err
+	}
+	if id <= 0 {
+		return nil, invalid("event id must be positive, got %d", id)
+	}
+	switch {
+	case radius == 0:
+		radius = client.DefaultContextRadius
+	case radius < 0 || radius > client.MaxContextRadius:
+		return nil, invalid("radius must be from 0 to %d, got %d", client.MaxContextRadius, radius)
+	}
+	got, err := m.store.Events(ctx, []int64{id})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if len(got) == 0 {
+		return nil, fmt.Errorf("event %d: %w", id, client.ErrNotFound)
+	}
+	around, err := m.store.Neighbours(ctx, []int64{id}, radius, memory.OwnerViewer)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	evs := append(around, got[0].Event)
+	slices.SortFunc(evs, func(a, b memory.Event) int { return cmp.Compare(a.ID, b.ID) })
+	out := make([]client.MemoryHit, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, hitOut(e, 0, ""))
+	}
+	return out, nil
+}
+
+// hitOut is an event as the API lists it.
+func hitOut(e memory.Event, score float64, reason string) client.MemoryHit {
+	return client.MemoryHit{ID: e.ID, Session: e.Session, Time: e.Time, Role: string(e.Role), Channel: e.Channel,
+		Partner: e.Partner, Scope: e.Scope.String(), Layer: int(e.Layer), Content: e.Content, Score: score, Reason: reason}
 }
 
 // entityIDs returns the ids of the entities of a scope (nil: all), paging through them: an

@@ -144,6 +144,26 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 	if p := promptText(fake.Requests(), n); !strings.Contains(p, "Known facts") || !strings.Contains(p, "owner lives in Berlin") {
 		t.Fatalf("the turn's prompt lacks the recalled fact:\n%s", p)
 	}
+	// The inspector sees what the turn recalled, and a fact's source opens in context.
+	w, err := k.Window(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Recall == nil || w.Recall.Input != "Where do I live now?" || w.Recall.TurnID == "" || len(w.Recall.Facts) == 0 ||
+		!strings.Contains(w.Recall.Facts[0].Text, "owner lives in Berlin") || w.Recall.Facts[0].Score <= 0 {
+		t.Fatalf("window recall = %+v; want the Berlin fact recalled for the last turn", w.Recall)
+	}
+	around, err := k.EventContext(ctx, ids[1], 1)
+	if err != nil || len(around) != 3 || around[0].ID != ids[0] || around[1].ID != ids[1] || around[2].ID != ids[2] ||
+		around[1].Content != "My sister is called Anna." {
+		t.Fatalf("EventContext(%d, 1) = %+v, %v; want events %v in order", ids[1], around, err, ids[:3])
+	}
+	if _, err := k.EventContext(ctx, 1<<40, 0); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("EventContext of an unknown event = %v; want ErrNotFound", err)
+	}
+	if _, err := k.EventContext(ctx, ids[0], client.MaxContextRadius+1); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("EventContext with a radius too big = %v; want ErrInvalid", err)
+	}
 
 	// A correction supersedes the old fact; it never overwrites it.
 	moved := ingest(t, k, "I moved to Munich last week.", "filler one", "filler two", "filler three")
@@ -247,6 +267,47 @@ func TestDeclaredSceneFromChannelSession(t *testing.T) {
 		if e.Scene != got.Key {
 			t.Fatalf("event %d has scene %q; want %q", e.ID, e.Scene, got.Key)
 		}
+	}
+}
+
+// TestGraphSceneFilter: a graph query with a scene keeps the triples whose sources happened in
+// that scene.
+func TestGraphSceneFilter(t *testing.T) {
+	clock := newFakeClock()
+	k := newMemKernel(t, memOptions{WindowTokens: 64, Recent: 1, Clock: clock.Now, Extractor: "rules"})
+	ctx := testCtx(t)
+	mustCreate(t, k, client.Session{ID: "qq-g1", Channel: "qq", Partner: "group_1", Scope: "group:1"})
+	if _, err := k.Ingest(ctx, []kernel.IngestEvent{{Session: "qq-g1", Content: "I live in Lisbon.", Partner: "alice"},
+		{Session: "qq-g1", Content: "ok", Partner: "bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	ingest(t, k, "I work at Acme Corp.", "bye")
+	k.SettleMemory()
+	clock.Advance(73 * time.Hour)
+	if rep, err := k.MemoryGC(ctx); err != nil || rep.Triples == 0 {
+		t.Fatalf("MemoryGC = %+v, %v", rep, err)
+	}
+	all, err := k.Graph(ctx, client.GraphQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scene, err := k.Graph(ctx, client.GraphQuery{Scene: "chan:qq/peer:group_1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range scene.Triples {
+		got = append(got, strings.ToLower(tr.SubjectName+" "+tr.Predicate+" "+tr.ObjectName))
+	}
+	if len(scene.Triples) == 0 || len(scene.Triples) >= len(all.Triples) || !strings.Contains(strings.Join(got, "\n"), "lisbon") ||
+		strings.Contains(strings.Join(got, "\n"), "acme") {
+		t.Fatalf("scene triples = %q of %d; want the Lisbon fact without the Acme one", got, len(all.Triples))
+	}
+	if len(scene.Entities) != len(all.Entities) {
+		t.Errorf("a scene query lists %d entities, want all %d", len(scene.Entities), len(all.Entities))
+	}
+	if none, err := k.Graph(ctx, client.GraphQuery{Scene: "no such scene"}); err != nil || len(none.Triples) != 0 {
+		t.Fatalf("unknown scene = %d triples, %v; want none", len(none.Triples), err)
 	}
 }
 

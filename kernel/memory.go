@@ -63,6 +63,7 @@ type mem struct {
 	mu       sync.Mutex
 	windows  map[string]client.Window // last window computed per session
 	recalled map[int64]bool           // events brought back from L2 by coldcontext_query
+	recalls  map[string]*client.Recall // what each session's last turn recalled at pre_action
 	sessWins map[string]*sessWin      // sessions' L1 candidates (see sessWin)
 
 	partnersMu sync.Mutex
@@ -98,7 +99,7 @@ func (m *mem) session(ctx context.Context, id string) (sessionInfo, error) {
 }
 
 func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
-	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{}, sessWins: map[string]*sessWin{},
+	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{}, recalls: map[string]*client.Recall{}, sessWins: map[string]*sessWin{},
 		cfg: window.Config{Budget: k.cfg.Memory.WindowTokens, Recent: k.cfg.Memory.Recent, MaxItems: k.cfg.Agent.HistoryLimit}}
 	rec, err := cold.New(cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames})
 	if err != nil {
@@ -374,6 +375,12 @@ func (m *mem) preActionRecall(ctx context.Context, d *agent.StageData) (agent.Pa
 	if err != nil {
 		return agent.Patch{}, err
 	}
+	rec := &client.Recall{TurnID: d.TurnID, Time: m.k.clock(), Input: d.Input, Facts: []client.RecalledFact{}, Events: []client.MemoryHit{}}
+	defer func() {
+		m.mu.Lock()
+		m.recalls[d.Session] = rec
+		m.mu.Unlock()
+	}()
 	if (len(hits) == 0 && len(facts) == 0) || len(d.Messages) == 0 {
 		return agent.Patch{}, nil
 	}
@@ -382,9 +389,11 @@ func (m *mem) preActionRecall(ctx context.Context, d *agent.StageData) (agent.Pa
 	if len(facts) > 0 {
 		b.WriteString("Known facts (long-term memory; the newest statement wins):\n")
 		for _, f := range facts {
-			line := "- " + describeFact(f.t) + "\n"
+			text := describeFact(f.t)
+			line := "- " + text + "\n"
 			used += llm.EstimateTokens(line)
 			b.WriteString(line)
+			rec.Facts = append(rec.Facts, client.RecalledFact{Triple: f.t.ID, Text: text, Score: f.score})
 		}
 	}
 	if len(hits) > 0 {
@@ -397,6 +406,7 @@ func (m *mem) preActionRecall(ctx context.Context, d *agent.StageData) (agent.Pa
 			break
 		}
 		b.WriteString(line)
+		rec.Events = append(rec.Events, hitOut(h.Event, h.Score, h.Reason))
 	}
 	// Before the user's message, so the model reads them as context for it.
 	msgs := make([]llm.Message, 0, len(d.Messages)+1)
@@ -526,8 +536,10 @@ func (k *Kernel) Window(ctx context.Context, session string) (client.Window, err
 	}
 	k.mem.mu.Lock()
 	w, ok := k.mem.windows[session]
+	rec := k.mem.recalls[session]
 	k.mem.mu.Unlock()
 	if ok {
+		w.Recall = rec
 		return w, nil
 	}
 	input := ""
@@ -542,6 +554,7 @@ func (k *Kernel) Window(ctx context.Context, session string) (client.Window, err
 		}
 	}
 	w, _, err = k.mem.compute(ctx, session, input, false)
+	w.Recall = rec
 	return w, mapErr(err)
 }
 
@@ -589,8 +602,7 @@ func (k *Kernel) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]clie
 		if scope != nil && e.Scope != *scope {
 			continue
 		}
-		out = append(out, client.MemoryHit{ID: e.ID, Session: e.Session, Time: e.Time, Role: string(e.Role), Channel: e.Channel,
-			Partner: e.Partner, Scope: e.Scope.String(), Layer: int(e.Layer), Content: e.Content, Score: h.Score, Reason: h.Reason})
+		out = append(out, hitOut(e, h.Score, h.Reason))
 		if len(out) == q.K {
 			break
 		}

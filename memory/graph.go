@@ -159,6 +159,8 @@ type TripleQuery struct {
 	History bool
 	Scope   *Scope
 	Since   time.Time // only triples created at or after Since (zero = any)
+	// Scene keeps the triples with at least one source event in the scene of this key.
+	Scene string
 	// EndpointAfter and EndpointUpTo, when EndpointUpTo is set, keep the triples whose later
 	// endpoint (the larger of the subject and object ids) is in (EndpointAfter, EndpointUpTo]:
 	// the edges of one page of entities listed in id order.

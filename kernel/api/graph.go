@@ -73,10 +73,13 @@ func noBody(r *http.Request, what string) *requestError {
 
 // parseGraphQuery validates the query of GET /api/v1/memory/graph.
 func parseGraphQuery(q url.Values) (client.GraphQuery, *requestError) {
-	if err := checkQuery(q, "scope", "history", "after", "limit", "events"); err != nil {
+	if err := checkQuery(q, "scope", "history", "after", "limit", "events", "scene"); err != nil {
 		return client.GraphQuery{}, err
 	}
-	gq := client.GraphQuery{After: q.Get("after")}
+	gq := client.GraphQuery{After: q.Get("after"), Scene: q.Get("scene")}
+	if q.Has("scene") && strings.TrimSpace(gq.Scene) == "" {
+		return client.GraphQuery{}, badRequest("scene is empty: give a scene key (GET /api/v1/memory/scenes lists them)")
+	}
 	if q.Has("scope") {
 		gq.Scope = q.Get("scope")
 		if client.CheckScope(gq.Scope) != nil {
@@ -145,6 +148,39 @@ func (s *Server) pathID(w http.ResponseWriter, r *http.Request, what string) (in
 		return 0, false
 	}
 	return id, true
+}
+
+// handleEventContext answers GET /api/v1/memory/events/{id}?radius=N with the event and its
+// neighbours: {"events":[…]}.
+func (s *Server) handleEventContext(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if err := checkQuery(q, "radius"); err != nil {
+		s.writeError(w, r, err.status, err.msg)
+		return
+	}
+	id, ok := s.pathID(w, r, "event")
+	if !ok {
+		return
+	}
+	radius := 0
+	if q.Has("radius") {
+		v := q.Get("radius")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > client.MaxContextRadius {
+			s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("radius must be an integer from 0 to %d, got %q", client.MaxContextRadius, v))
+			return
+		}
+		radius = n
+	}
+	evs, err := s.b.EventContext(r.Context(), id, radius)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if evs == nil {
+		evs = []client.MemoryHit{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": evs})
 }
 
 // handleEntity answers GET /api/v1/memory/entities/{id} with a [client.EntityDetail].

@@ -26,6 +26,10 @@ func (f *fakeBackend) Entity(context.Context, int64) (client.EntityDetail, error
 	return client.EntityDetail{}, nil
 }
 
+func (f *fakeBackend) EventContext(context.Context, int64, int) ([]client.MemoryHit, error) {
+	return nil, nil
+}
+
 func (f *fakeBackend) PutEntity(_ context.Context, e client.Entity) (client.Entity, error) {
 	return e, nil
 }
@@ -125,6 +129,15 @@ func (g *graphBackend) Entity(_ context.Context, id int64) (client.EntityDetail,
 		return client.EntityDetail{}, fmt.Errorf("entity %d: %w", id, client.ErrNotFound)
 	}
 	return g.entity(id)
+}
+
+func (g *graphBackend) EventContext(_ context.Context, id int64, radius int) ([]client.MemoryHit, error) {
+	g.record("EventContext %d %d", id, radius)
+	if id == 404 {
+		return nil, fmt.Errorf("event %d: %w", id, client.ErrNotFound)
+	}
+	return []client.MemoryHit{{ID: id - 1, Session: "s", Role: "user", Scope: "private", Layer: 2, Content: "before"},
+		{ID: id, Session: "s", Role: "assistant", Scope: "private", Layer: 2, Content: "the source"}}, nil
 }
 
 func (g *graphBackend) PutEntity(_ context.Context, e client.Entity) (client.Entity, error) {
@@ -309,15 +322,17 @@ func TestGraphRoute(t *testing.T) {
 				`"triples":[{"id":9,"subject":1,"subject_name":"Alice","predicate":"lives in","object":1,"object_name":"Alice",` +
 				`"valid_from":` + ts + `,"valid_to":` + zero + `,"sources":[],"scope":"private","pinned":false,"created":` + ts + `}],` +
 				`"next":"1","total":3}`,
-			wantCalls: []string{"Graph {Scope: History:false After: Limit:0 Events:0}"}},
-		{name: "every parameter", method: "GET", path: q("scope", "group:42", "history", "1", "after", "a b&c", "limit", "10000", "events", "1000"),
-			want: 200, wantCalls: []string{"Graph {Scope:group:42 History:true After:a b&c Limit:10000 Events:1000}"}},
+			wantCalls: []string{"Graph {Scope: History:false After: Limit:0 Events:0 Scene:}"}},
+		{name: "every parameter", method: "GET", path: q("scope", "group:42", "history", "1", "after", "a b&c", "limit", "10000", "events", "1000", "scene", "chan:qq/peer:group_1"),
+			want: 200, wantCalls: []string{"Graph {Scope:group:42 History:true After:a b&c Limit:10000 Events:1000 Scene:chan:qq/peer:group_1}"}},
+		{name: "scene empty", method: "GET", path: q("scene", " "), want: 400,
+			wantMsg: "scene is empty: give a scene key (GET /api/v1/memory/scenes lists them)"},
 		{name: "history true, limit 1, events 0", method: "GET", path: q("history", "true", "limit", "1", "events", "0"), want: 200,
-			wantCalls: []string{"Graph {Scope: History:true After: Limit:1 Events:0}"}},
+			wantCalls: []string{"Graph {Scope: History:true After: Limit:1 Events:0 Scene:}"}},
 		{name: "history false", method: "GET", path: q("history", "FALSE"), want: 200,
-			wantCalls: []string{"Graph {Scope: History:false After: Limit:0 Events:0}"}},
+			wantCalls: []string{"Graph {Scope: History:false After: Limit:0 Events:0 Scene:}"}},
 		{name: "empty page has lists", method: "GET", path: q("after", "empty"), want: 200,
-			wantBody: `{"entities":[],"triples":[],"total":0}`, wantCalls: []string{"Graph {Scope: History:false After:empty Limit:0 Events:0}"}},
+			wantBody: `{"entities":[],"triples":[],"total":0}`, wantCalls: []string{"Graph {Scope: History:false After:empty Limit:0 Events:0 Scene:}"}},
 		{name: "history yes", method: "GET", path: q("history", "yes"), want: 400, wantMsg: `history must be 1, true, 0 or false, got "yes"`},
 		{name: "limit zero", method: "GET", path: q("limit", "0"), want: 400, wantMsg: `limit must be an integer from 1 to 10000, got "0"`},
 		{name: "limit too big", method: "GET", path: q("limit", "10001"), want: 400, wantMsg: `limit must be an integer from 1 to 10000, got "10001"`},
@@ -331,11 +346,33 @@ func TestGraphRoute(t *testing.T) {
 		{name: "parameter twice", method: "GET", path: "/api/v1/memory/graph?limit=1&limit=2", want: 400,
 			wantMsg: `query parameter "limit" given 2 times`},
 		{name: "warming up", method: "GET", path: q("after", "cold"), want: 503, wantMsg: "memory is warming up: unavailable",
-			wantCalls: []string{"Graph {Scope: History:false After:cold Limit:0 Events:0}"}},
+			wantCalls: []string{"Graph {Scope: History:false After:cold Limit:0 Events:0 Scene:}"}},
 		{name: "bad cursor", method: "GET", path: q("after", "bad"), want: 400, wantMsg: `cursor "bad": invalid request`,
-			wantCalls: []string{"Graph {Scope: History:false After:bad Limit:0 Events:0}"}},
+			wantCalls: []string{"Graph {Scope: History:false After:bad Limit:0 Events:0 Scene:}"}},
 		{name: "wrong method", method: "POST", path: "/api/v1/memory/graph", want: 405,
 			wantMsg: "method POST not allowed on /api/v1/memory/graph"},
+	}
+	runRouteCases(t, sv, g, tests)
+}
+
+func TestEventContextRoute(t *testing.T) {
+	g := &graphBackend{}
+	sv := serveUnix(t, New(g, Options{}), "")
+	zero := `"0001-01-01T00:00:00Z"`
+	tests := []routeCase{
+		{name: "default radius", method: "GET", path: "/api/v1/memory/events/7", want: 200,
+			wantBody: `{"events":[{"id":6,"session":"s","time":` + zero + `,"role":"user","scope":"private","layer":2,"content":"before","score":0,"reason":""},` +
+				`{"id":7,"session":"s","time":` + zero + `,"role":"assistant","scope":"private","layer":2,"content":"the source","score":0,"reason":""}]}`,
+			wantCalls: []string{"EventContext 7 0"}},
+		{name: "radius", method: "GET", path: "/api/v1/memory/events/7?radius=20", want: 200, wantCalls: []string{"EventContext 7 20"}},
+		{name: "radius too big", method: "GET", path: "/api/v1/memory/events/7?radius=21", want: 400,
+			wantMsg: `radius must be an integer from 0 to 20, got "21"`},
+		{name: "radius not a number", method: "GET", path: "/api/v1/memory/events/7?radius=x", want: 400,
+			wantMsg: `radius must be an integer from 0 to 20, got "x"`},
+		{name: "unknown parameter", method: "GET", path: "/api/v1/memory/events/7?k=1", want: 400, wantMsg: `unknown query parameter "k"`},
+		{name: "bad id", method: "GET", path: "/api/v1/memory/events/x", want: 400},
+		{name: "unknown event", method: "GET", path: "/api/v1/memory/events/404", want: 404, wantMsg: "event 404: not found",
+			wantCalls: []string{"EventContext 404 0"}},
 	}
 	runRouteCases(t, sv, g, tests)
 }

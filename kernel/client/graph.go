@@ -38,7 +38,17 @@ type MemoryAdmin interface {
 	ExportMemory(ctx context.Context, req ExportRequest, w io.Writer) error
 	// ImportMemory reads a file in a format from r.
 	ImportMemory(ctx context.Context, format string, r io.Reader) (ImportReport, error)
+	// EventContext returns an event (a triple's source, say) with up to radius events before
+	// and after it in its session, in time order: the event in context. ErrNotFound when no
+	// such event exists.
+	EventContext(ctx context.Context, id int64, radius int) ([]MemoryHit, error)
 }
+
+// Bounds of EventContext's radius: 0 means DefaultContextRadius.
+const (
+	DefaultContextRadius = 3
+	MaxContextRadius     = 20
+)
 
 // Export and import formats.
 const (
@@ -84,6 +94,9 @@ type GraphQuery struct {
 	// Events adds up to this many recent L2 events (and their links to triples), default 0, at
 	// most 1,000.
 	Events int `json:"events,omitempty"`
+	// Scene keeps only the triples with a source event in the scene of this key (the entities
+	// are listed as without it), e.g. to light one scene's part of the star map.
+	Scene string `json:"scene,omitempty"`
 }
 
 // GraphPage is one page: entities with the triples among entities seen so far (an edge is sent

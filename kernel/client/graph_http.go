@@ -41,6 +41,9 @@ func (c *HTTP) Graph(ctx context.Context, q GraphQuery) (GraphPage, error) {
 	if q.Events != 0 {
 		v.Set("events", strconv.Itoa(q.Events))
 	}
+	if q.Scene != "" {
+		v.Set("scene", q.Scene)
+	}
 	path := "/api/v1/memory/graph"
 	if len(v) > 0 {
 		path += "?" + v.Encode()
@@ -48,6 +51,26 @@ func (c *HTTP) Graph(ctx context.Context, q GraphQuery) (GraphPage, error) {
 	var out GraphPage
 	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
+}
+
+// EventContext returns an event with its neighbours (GET
+// /api/v1/memory/events/{id}?radius=N).
+func (c *HTTP) EventContext(ctx context.Context, id int64, radius int) ([]MemoryHit, error) {
+	if err := checkID("event context", "event", id); err != nil {
+		return nil, err
+	}
+	if radius < 0 || radius > MaxContextRadius {
+		return nil, fmt.Errorf("event context: radius must be from 0 to %d, got %d: %w", MaxContextRadius, radius, ErrInvalid)
+	}
+	path := "/api/v1/memory/events/" + strconv.FormatInt(id, 10)
+	if radius != 0 {
+		path += "?radius=" + strconv.Itoa(radius)
+	}
+	var out struct {
+		Events []MemoryHit `json:"events"`
+	}
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
+	return out.Events, err
 }
 
 // entityPath is the path of an entity.

@@ -268,6 +268,26 @@ type Window struct {
 	Pinned  int          `json:"pinned"` // how many recent events are pinned
 	Items   []WindowItem `json:"items"`  // chronological
 	Sunk    int          `json:"sunk"`   // events moved to L2 when the window was computed
+	// Recall is what the session's last turn recalled into its prompt at pre_action (nil when
+	// no turn ran in the session since the kernel started).
+	Recall *Recall `json:"recall,omitempty"`
+}
+
+// Recall is what memory brought into one turn's prompt besides the window: facts from the L3
+// graph and events from L1/L2, each with its score.
+type Recall struct {
+	TurnID string         `json:"turn_id"`
+	Time   time.Time      `json:"time"`
+	Input  string         `json:"input"`
+	Facts  []RecalledFact `json:"facts"`
+	Events []MemoryHit    `json:"events"`
+}
+
+// RecalledFact is a triple recalled into a prompt, as the model read it.
+type RecalledFact struct {
+	Triple int64   `json:"triple"`
+	Text   string  `json:"text"`
+	Score  float64 `json:"score"`
 }
 
 // WindowItem is one event in the window and why it is there.

@@ -244,6 +244,10 @@ func (s *Store) Triples(ctx context.Context, q memory.TripleQuery) ([]memory.Tri
 	if !q.Since.IsZero() {
 		where, args = append(where, "t.created >= ?"), append(args, toNanos(q.Since))
 	}
+	if q.Scene != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM triple_sources ts JOIN events e ON e.id = ts.event WHERE ts.triple = t.id AND e.scene = ?)")
+		args = append(args, q.Scene)
+	}
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("triples: %w", err)

@@ -26,7 +26,22 @@ type fakeGraph struct {
 	exports  map[string][]byte // format → body answered verbatim (SetExport)
 	pageSize int               // entities per graph page when the query has no limit
 	nextID   int64
-	clock    int // minutes past f.started, advanced by each write
+	clock    int              // minutes past f.started, advanced by each write
+	sceneOf  map[int64]string // event id → scene key (SetEventScene)
+}
+
+// SetEventScene puts the memory events ids (see AddMemory) into the scene of key, so that a
+// graph query with that scene keeps the triples they are sources of.
+func (f *Fake) SetEventScene(key string, ids ...int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g := f.g()
+	if g.sceneOf == nil {
+		g.sceneOf = map[int64]string{}
+	}
+	for _, id := range ids {
+		g.sceneOf[id] = key
+	}
 }
 
 // g returns the fake's graph, creating it on first use; f.mu is held.
@@ -114,6 +129,10 @@ func (f *Fake) graphRoute(w http.ResponseWriter, r *http.Request, parts []string
 		if id, ok := fakeID(w, "entity", parts[2]); ok {
 			f.merge(w, id, body)
 		}
+	case r.Method == http.MethodGet && len(parts) == 3 && parts[1] == "events":
+		if id, ok := fakeID(w, "event", parts[2]); ok {
+			f.eventContext(w, r, id)
+		}
 	case route == "POST triples":
 		f.addTriple(w, body)
 	case r.Method == http.MethodPut && len(parts) == 3 && parts[1] == "triples":
@@ -144,6 +163,50 @@ func (f *Fake) graphRoute(w http.ResponseWriter, r *http.Request, parts []string
 	default:
 		WriteError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path)
 	}
+}
+
+// eventContext answers GET /api/v1/memory/events/{id}: the memory event (see AddMemory) and up
+// to radius events of its session on each side, by id.
+func (f *Fake) eventContext(w http.ResponseWriter, r *http.Request, id int64) {
+	q := r.URL.Query()
+	if !checkQuery(w, q, "radius") {
+		return
+	}
+	radius := client.DefaultContextRadius
+	if q.Has("radius") {
+		n, err := strconv.Atoi(q.Get("radius"))
+		if err != nil || n < 0 || n > client.MaxContextRadius {
+			WriteError(w, http.StatusBadRequest, "radius must be an integer from 0 to 20, got "+strconv.Quote(q.Get("radius")))
+			return
+		}
+		radius = cmp.Or(n, client.DefaultContextRadius)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var session []client.MemoryHit
+	at := -1
+	for _, h := range f.memory {
+		if h.ID == id {
+			at = 0
+			session = append(session[:0], h)
+			break
+		}
+	}
+	if at < 0 {
+		WriteError(w, http.StatusNotFound, fmt.Sprintf("event %d: not found", id))
+		return
+	}
+	sess := session[0].Session
+	session = session[:0]
+	for _, h := range f.memory {
+		if h.Session == sess {
+			h.Score, h.Reason = 0, ""
+			session = append(session, h)
+		}
+	}
+	slices.SortFunc(session, func(a, b client.MemoryHit) int { return cmp.Compare(a.ID, b.ID) })
+	at = slices.IndexFunc(session, func(h client.MemoryHit) bool { return h.ID == id })
+	writeJSON(w, http.StatusOK, map[string]any{"events": session[max(0, at-radius):min(len(session), at+radius+1)]})
 }
 
 // fakeID parses a positive id, answering 400 otherwise.
@@ -182,10 +245,14 @@ func current(t client.Triple) bool { return t.SupersededBy == 0 && t.ValidTo.IsZ
 
 func (f *Fake) graphPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if !checkQuery(w, q, "scope", "history", "after", "limit", "events") {
+	if !checkQuery(w, q, "scope", "history", "after", "limit", "events", "scene") {
 		return
 	}
-	gq := client.GraphQuery{Scope: q.Get("scope"), History: q.Get("history") == "1" || q.Get("history") == "true"}
+	gq := client.GraphQuery{Scope: q.Get("scope"), History: q.Get("history") == "1" || q.Get("history") == "true", Scene: q.Get("scene")}
+	if q.Has("scene") && strings.TrimSpace(gq.Scene) == "" {
+		WriteError(w, http.StatusBadRequest, "scene is empty: give a scene key (GET /api/v1/memory/scenes lists them)")
+		return
+	}
 	if q.Has("scope") && client.CheckScope(gq.Scope) != nil {
 		WriteError(w, http.StatusBadRequest, "scope must be private, public or group:<id>, got "+strconv.Quote(gq.Scope))
 		return
@@ -241,6 +308,9 @@ func (f *Fake) graphPage(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, t := range g.sortedTriples() {
 		if (!gq.History && !current(t)) || (gq.Scope != "" && t.Scope != gq.Scope) {
+			continue
+		}
+		if gq.Scene != "" && !slices.ContainsFunc(t.Sources, func(id int64) bool { return g.sceneOf[id] == gq.Scene }) {
 			continue
 		}
 		// An edge goes with the page of its later endpoint.
