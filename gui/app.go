@@ -33,14 +33,16 @@ var (
 	quickWindowSize = fyne.NewSize(420, 520)
 )
 
-// The main window's tabs, in order (Alt+1 … Alt+3 select them).
+// The main window's tabs, in order (Alt+1 … Alt+5 select them).
 const (
 	tabChat = iota
+	tabStarMap
+	tabMemory
 	tabPlugins
 	tabSettings
 )
 
-var tabScreens = [...]string{"chat", "plugins", "settings"}
+var tabScreens = [...]string{"chat", "starmap", "memory", "plugins", "settings"}
 
 // App is the desktop app: the main window (the welcome screen on first run, then the tabs Chat,
 // Plugins and Settings) with the connection and insecure-transport banners, the tray with its
@@ -69,6 +71,8 @@ type App struct {
 	chat      *ChatVM
 	quickVM   *ChatVM
 	plugins   *PluginsVM
+	starmap   *StarMapVM
+	inspector *InspectorVM
 	settings  *SettingsVM
 	welcomeVM *WelcomeVM
 	tabs      *container.AppTabs
@@ -133,6 +137,8 @@ func (a *App) Show() {
 	a.main.SetCloseIntercept(a.closeMain)
 	a.chat = NewChatVM(a.svc, ChatOptions{Trace: a.chatTrace(false)})
 	a.plugins = NewPluginsVM(a.svc)
+	a.starmap = NewStarMapVM(a.svc, a.trace.emit)
+	a.inspector = NewInspectorVM(a.svc)
 	a.settings = NewSettingsVM(a.svc, a.settingsEnv())
 	for i := range tabScreens {
 		a.main.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyName(fmt.Sprint(i + 1)), Modifier: fyne.KeyModifierAlt},
@@ -170,6 +176,9 @@ func (a *App) Close() {
 	}
 	if a.plugins != nil {
 		waits = append(waits, a.plugins.Wait)
+	}
+	if a.starmap != nil {
+		waits = append(waits, a.starmap.Wait, a.inspector.Wait)
 	}
 	if a.settings != nil {
 		waits = append(waits, a.settings.Wait)
@@ -253,13 +262,22 @@ func (a *App) buildMain() {
 		}
 		tabs := container.NewAppTabs(
 			container.NewTabItemWithIcon(T("Chat"), theme.MailComposeIcon(), NewChatView(a.chat, a.main)),
+			container.NewTabItemWithIcon(T("Star map"), theme.RadioButtonCheckedIcon(), NewStarMapView(a.starmap, a.main)),
+			container.NewTabItemWithIcon(T("Memory"), theme.StorageIcon(), NewInspectorView(a.inspector, a.main)),
 			container.NewTabItemWithIcon(T("Plugins"), theme.GridIcon(), NewPluginsView(a.plugins, a.main)),
 			container.NewTabItemWithIcon(T("Settings"), theme.SettingsIcon(), NewSettingsView(a.settings, a.main)),
 		)
 		tabs.SelectIndex(sel)
 		tabs.OnSelected = func(*container.TabItem) {
 			i := tabs.SelectedIndex()
-			if i == tabPlugins { // states change behind the view's back: show them fresh
+			switch i { // memory and plugins change behind the views' backs: show them fresh
+			case tabStarMap:
+				vm := a.starmap
+				vm.spawn(func(ctx context.Context) { _ = vm.Load(ctx) })
+			case tabMemory:
+				vm := a.inspector
+				vm.spawn(func(ctx context.Context) { _ = vm.Refresh(ctx) })
+			case tabPlugins:
 				vm := a.plugins
 				vm.spawn(func(ctx context.Context) { _ = vm.Refresh(ctx) })
 			}
@@ -279,7 +297,7 @@ func (a *App) welcomeDone() {
 	a.buildMain()
 }
 
-// selectTab switches the main window to tab i (Alt+1 … Alt+3).
+// selectTab switches the main window to tab i (Alt+1 … Alt+5).
 func (a *App) selectTab(i int) {
 	if a.tabs != nil && i >= 0 && i < len(a.tabs.Items) {
 		a.tabs.SelectIndex(i)

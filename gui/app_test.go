@@ -355,7 +355,7 @@ func TestAppFirstRunShowsWelcomeThenChat(t *testing.T) {
 	for _, it := range h.a.tabs.Items {
 		got = append(got, it.Text)
 	}
-	if strings.Join(got, ",") != "Chat,Plugins,Settings" {
+	if strings.Join(got, ",") != "Chat,Star map,Memory,Plugins,Settings" {
 		t.Fatalf("tabs %v", got)
 	}
 }
@@ -368,7 +368,7 @@ func TestAppTabsShortcutsAndChatTrace(t *testing.T) {
 	for _, s := range []struct {
 		key    fyne.KeyName
 		screen string
-	}{{fyne.Key2, "plugins"}, {fyne.Key3, "settings"}, {fyne.Key1, "chat"}} {
+	}{{fyne.Key2, "starmap"}, {fyne.Key3, "memory"}, {fyne.Key4, "plugins"}, {fyne.Key5, "settings"}, {fyne.Key1, "chat"}} {
 		sc.TypedShortcut(&desktop.CustomShortcut{KeyName: s.key, Modifier: fyne.KeyModifierAlt})
 		if got := tabScreens[h.a.tabs.SelectedIndex()]; got != s.screen {
 			t.Fatalf("Alt+%s selected %s", s.key, got)
@@ -376,12 +376,14 @@ func TestAppTabsShortcutsAndChatTrace(t *testing.T) {
 		h.wait(map[string]any{"kind": "screen", "screen": s.screen})
 	}
 	h.settle()
-	refreshed := false
+	refreshed := map[string]bool{}
 	for _, r := range fake.Requests()[before:] {
-		refreshed = refreshed || (r.Method == "GET" && r.Path == "/api/v1/plugins")
+		refreshed[r.Method+" "+strings.SplitN(r.Path, "?", 2)[0]] = true
 	}
-	if !refreshed {
-		t.Error("entering the Plugins tab did not refresh the plugins")
+	for tab, path := range map[string]string{"Plugins": "/api/v1/plugins", "Star map": "/api/v1/memory/graph", "Memory": "/api/v1/window"} {
+		if !refreshed["GET "+path] {
+			t.Errorf("entering the %s tab did not read GET %s; requests %v", tab, path, refreshed)
+		}
 	}
 	h.send(h.a.chat, "hello star")
 	h.wait(map[string]any{"kind": "message", "window": "main", "role": "user", "text": "hello star"})

@@ -664,7 +664,7 @@ func (e *chatInput) KeyUp(k *fyne.KeyEvent) {
 }
 
 // TypedShortcut attaches pasted files (copied in a file manager) instead of pasting their
-// names, and hands the window's Alt shortcuts (Alt+1 … Alt+3 switch tabs) to the window, which a
+// names, and hands the window's Alt shortcuts (Alt+1 … Alt+5 switch tabs) to the window, which a
 // focused entry would otherwise swallow.
 func (e *chatInput) TypedShortcut(s fyne.Shortcut) {
 	if p, ok := s.(*fyne.ShortcutPaste); ok && p.Clipboard != nil && e.onPasteFiles != nil {

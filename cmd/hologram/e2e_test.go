@@ -584,12 +584,12 @@ func TestRealWindow(t *testing.T) {
 	t.Logf("full variant after a turn: %s", memory(g.cmd.Process.Pid))
 	chat := in.screenshot("chat", welcome)
 
-	// Leave the input (its shortcuts would take the keys), then Alt+2 and Alt+3.
+	// Leave the input (its shortcuts would take the keys), then Alt+4 and Alt+5.
 	in.do("mousemove", strconv.Itoa(x+w-60), strconv.Itoa(y+25), "click", "1")
-	in.do("key", "alt+2")
+	in.do("key", "alt+4")
 	g.waitTrace(map[string]any{"kind": "screen", "screen": "plugins"}, nil)
 	plugins := in.screenshot("plugins", chat)
-	in.do("key", "alt+3")
+	in.do("key", "alt+5")
 	g.waitTrace(map[string]any{"kind": "screen", "screen": "settings"}, nil)
 	settings := in.screenshot("settings", plugins)
 

@@ -60,6 +60,18 @@ func (f *Fake) tick() time.Time {
 	return f.started.Add(24*time.Hour + time.Duration(g.clock)*time.Minute)
 }
 
+// AddFact stores a triple between entities by name (created when missing) as distillation
+// would, with its source events (see AddMemory), and returns it.
+func (f *Fake) AddFact(in client.TripleInput, sources ...int64) client.Triple {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.storeTriple(in, sources, "llm")
+	for _, id := range []int64{t.Subject, t.Object} {
+		f.g().entities[id].Mentions++
+	}
+	return *t
+}
+
 // SetScenes makes GET /api/v1/memory/scenes answer ss.
 func (f *Fake) SetScenes(ss ...client.Scene) {
 	f.mu.Lock()

@@ -1,0 +1,685 @@
+package gui
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"fyne.io/fyne/v2/data/binding"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/starmap"
+)
+
+// Star map settings.
+const (
+	// skyEvents is how many recent L2 events (sources of triples) the sky shows beside the
+	// entities.
+	skyEvents = 300
+	// skyLayoutSeed fixes the layout: the same memory gives the same sky on every start.
+	skyLayoutSeed = 7
+	// eventKind is the star kind of an L2 event.
+	eventKind = "memory"
+	// eventLabelRunes is how much of an event's text labels its star.
+	eventLabelRunes = 32
+)
+
+// Periods of the time filter.
+const (
+	PeriodAll   = ""
+	PeriodDay   = "day"
+	PeriodWeek  = "week"
+	PeriodMonth = "month"
+	PeriodYear  = "year"
+)
+
+var periodLength = map[string]time.Duration{
+	PeriodDay: 24 * time.Hour, PeriodWeek: 7 * 24 * time.Hour, PeriodMonth: 30 * 24 * time.Hour, PeriodYear: 365 * 24 * time.Hour,
+}
+
+// Sky is one immutable snapshot of the star map: the memory graph as stars and links, laid out,
+// indexed for hit-testing, with the current search matches and filter. Node i is the entity
+// Entities[i] for i < len(Entities), else the event Events[i-len(Entities)].
+type Sky struct {
+	Graph    starmap.Graph
+	Layout   starmap.Layout
+	Index    *starmap.Index
+	Entities []client.Entity
+	Events   []client.GraphEvt
+	Triples  []client.Triple
+	// Highlight marks the search matches; Dim the nodes the filter leaves out.
+	Highlight, Dim map[int]bool
+	// Matches are the search matches, best first.
+	Matches []int
+
+	byEntity map[int64]int
+	byEvent  map[int64]int
+}
+
+// EntityNode returns the node of an entity.
+func (s *Sky) EntityNode(id int64) (int, bool) {
+	i, ok := s.byEntity[id]
+	return i, ok
+}
+
+// EventNode returns the node of an L2 event.
+func (s *Sky) EventNode(id int64) (int, bool) {
+	i, ok := s.byEvent[id]
+	return i, ok
+}
+
+// Entity returns node i's entity, if it is one.
+func (s *Sky) Entity(i int) (client.Entity, bool) {
+	if i < 0 || i >= len(s.Entities) {
+		return client.Entity{}, false
+	}
+	return s.Entities[i], true
+}
+
+// Event returns node i's event, if it is one.
+func (s *Sky) Event(i int) (client.GraphEvt, bool) {
+	j := i - len(s.Entities)
+	if i < 0 || j < 0 || j >= len(s.Events) {
+		return client.GraphEvt{}, false
+	}
+	return s.Events[j], true
+}
+
+// Selection is what the side panel shows: an entity with its triples and blocks, or an event.
+type Selection struct {
+	Node   int // -1: nothing selected
+	Entity *client.EntityDetail
+	Event  *client.GraphEvt
+}
+
+// StarMapVM is the star map's state: the sky (read from the kernel's graph, laid out off the UI
+// goroutine and cached, so a reload keeps every known star in place), the search and filters,
+// the selection and the actions on it. Its methods block on the kernel; the view runs them off
+// the UI goroutine. It is safe for concurrent use.
+type StarMapVM struct {
+	vmTasks
+	svc   client.Service
+	now   func() time.Time
+	trace func(kind string, fields map[string]any)
+
+	// Status is the outcome of the last load or action; Failed says whether it is an error.
+	Status binding.String
+	Failed binding.Bool
+	Busy   binding.Bool
+	// Stars and Links count the sky's nodes and edges.
+	Stars, Links binding.Int
+	// Query is the search text; Scope, Scene and Period the filter ("" for all).
+	Query, Scope, Scene, Period binding.String
+	// Scopes and Scenes are the filter's choices (scopes present in the sky; the kernel's scenes).
+	Scopes binding.Item[[]string]
+	Scenes binding.Item[[]client.Scene]
+	// Selected is the side panel's content.
+	Selected binding.Item[Selection]
+	// Version changes whenever the sky snapshot does (the view redraws).
+	Version binding.Int
+
+	loadMu sync.Mutex // one load at a time
+	mu     sync.Mutex
+	sky    *Sky
+	lit    map[int64]bool // entities of the scene filter (nil: no scene filter)
+	litEvt map[int64]bool // events of the scene filter
+}
+
+// NewStarMapVM returns the star map's view-model over svc; trace (may be nil) records loads.
+func NewStarMapVM(svc client.Service, trace func(kind string, fields map[string]any)) *StarMapVM {
+	vm := &StarMapVM{
+		svc: svc, now: time.Now, trace: trace,
+		Status: binding.NewString(), Failed: binding.NewBool(), Busy: binding.NewBool(),
+		Stars: binding.NewInt(), Links: binding.NewInt(),
+		Query: binding.NewString(), Scope: binding.NewString(), Scene: binding.NewString(), Period: binding.NewString(),
+		Scopes: newSliceBinding[string](), Scenes: newSliceBinding[client.Scene](),
+		Selected: binding.NewItem(func(a, b Selection) bool { return false }),
+		Version:  binding.NewInt(),
+		sky:      &Sky{Highlight: map[int]bool{}, Dim: map[int]bool{}, byEntity: map[int64]int{}, byEvent: map[int64]int{}},
+	}
+	_ = vm.Selected.Set(Selection{Node: -1})
+	return vm
+}
+
+func (vm *StarMapVM) report(msg string, failed bool) {
+	_ = vm.Failed.Set(failed)
+	_ = vm.Status.Set(msg)
+}
+
+// Sky returns the current snapshot (never nil; do not modify it).
+func (vm *StarMapVM) Sky() *Sky {
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	return vm.sky
+}
+
+// publish makes s the current sky with the search and filter applied.
+func (vm *StarMapVM) publish(s *Sky) {
+	vm.mu.Lock()
+	vm.apply(s)
+	vm.sky = s
+	vm.mu.Unlock()
+	_ = vm.Stars.Set(len(s.Graph.Nodes))
+	_ = vm.Links.Set(len(s.Graph.Edges))
+	v, _ := vm.Version.Get()
+	_ = vm.Version.Set(v + 1)
+}
+
+// Load reads the whole graph (every page, with the recent L2 events), lays it out starting
+// from the current sky's positions, and publishes it; the selection is re-read.
+func (vm *StarMapVM) Load(ctx context.Context) error {
+	vm.loadMu.Lock()
+	defer vm.loadMu.Unlock()
+	_ = vm.Busy.Set(true)
+	defer vm.Busy.Set(false)
+	var ents []client.Entity
+	var trs []client.Triple
+	evs := map[int64]client.GraphEvt{}
+	for after := ""; ; {
+		page, err := vm.svc.Graph(ctx, client.GraphQuery{After: after, Limit: client.MaxGraphLimit, Events: skyEvents})
+		if err != nil {
+			vm.report(Tf("Could not read the memory graph: %v", err), true)
+			return fmt.Errorf("star map: %w", err)
+		}
+		ents = append(ents, page.Entities...)
+		trs = append(trs, page.Triples...)
+		for _, e := range page.Events {
+			if old, ok := evs[e.ID]; ok {
+				e.Triples = append(old.Triples, e.Triples...)
+			}
+			evs[e.ID] = e
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	scenes, err := vm.svc.Scenes(ctx)
+	if err != nil {
+		vm.report(Tf("Could not read the scenes: %v", err), true)
+		return fmt.Errorf("star map scenes: %w", err)
+	}
+	events := make([]client.GraphEvt, 0, len(evs))
+	for _, e := range evs {
+		events = append(events, e)
+	}
+	// The newest skyEvents, in id order.
+	slices.SortFunc(events, func(a, b client.GraphEvt) int { return cmp.Compare(b.ID, a.ID) })
+	events = events[:min(len(events), skyEvents)]
+	slices.SortFunc(events, func(a, b client.GraphEvt) int { return cmp.Compare(a.ID, b.ID) })
+
+	start := time.Now()
+	s := buildSky(ents, trs, events, vm.Sky())
+	took := time.Since(start)
+	_ = vm.Scenes.Set(scenes)
+	_ = vm.Scopes.Set(skyScopes(s))
+	if err := vm.refreshScene(ctx); err != nil {
+		return err
+	}
+	vm.publish(s)
+	vm.report(Tf("%d stars, %d links.", len(s.Graph.Nodes), len(s.Graph.Edges)), false)
+	if vm.trace != nil {
+		vm.trace("starmap", map[string]any{"nodes": len(s.Graph.Nodes), "edges": len(s.Graph.Edges),
+			"entities": len(s.Entities), "triples": len(s.Triples), "events": len(s.Events),
+			"layout_ms": took.Milliseconds(), "iterations": s.Layout.Iterations})
+	}
+	// Keep the side panel current (an action may have changed or removed what it shows).
+	sel, _ := vm.Selected.Get()
+	switch {
+	case sel.Entity != nil:
+		if i, ok := s.EntityNode(sel.Entity.Entity.ID); ok {
+			return vm.Select(ctx, i)
+		}
+		_ = vm.Selected.Set(Selection{Node: -1})
+	case sel.Event != nil:
+		if i, ok := s.EventNode(sel.Event.ID); ok {
+			return vm.Select(ctx, i)
+		}
+		_ = vm.Selected.Set(Selection{Node: -1})
+	}
+	return nil
+}
+
+// buildSky turns the graph into stars and links and lays them out, keeping prev's positions.
+func buildSky(ents []client.Entity, trs []client.Triple, events []client.GraphEvt, prev *Sky) *Sky {
+	s := &Sky{Entities: ents, Events: events, Triples: trs, byEntity: make(map[int64]int, len(ents)), byEvent: make(map[int64]int, len(events))}
+	s.Graph.Nodes = make([]starmap.Node, 0, len(ents)+len(events))
+	for i, e := range ents {
+		s.byEntity[e.ID] = i
+		s.Graph.Nodes = append(s.Graph.Nodes, starmap.Node{ID: e.ID, Label: e.Name, Kind: e.Kind, Mentions: e.Mentions,
+			Recalled: e.LastRecalled, Pinned: e.Pinned})
+	}
+	byTriple := make(map[int64]client.Triple, len(trs))
+	for _, t := range trs {
+		byTriple[t.ID] = t
+		a, okA := s.byEntity[t.Subject]
+		b, okB := s.byEntity[t.Object]
+		if okA && okB {
+			s.Graph.Edges = append(s.Graph.Edges, starmap.Edge{From: a, To: b, Weight: 1})
+		}
+	}
+	for j, e := range events {
+		i := len(ents) + j
+		s.byEvent[e.ID] = i
+		// Events get negative ids in the layout so they never collide with entities'.
+		s.Graph.Nodes = append(s.Graph.Nodes, starmap.Node{ID: -e.ID, Label: snippet(e.Content, eventLabelRunes), Kind: eventKind})
+		linked := map[int]bool{}
+		for _, tid := range e.Triples {
+			t, ok := byTriple[tid]
+			if !ok {
+				continue
+			}
+			for _, end := range []int64{t.Subject, t.Object} {
+				if k, ok := s.byEntity[end]; ok && !linked[k] {
+					linked[k] = true
+					s.Graph.Edges = append(s.Graph.Edges, starmap.Edge{From: i, To: k, Weight: 0.5})
+				}
+			}
+		}
+	}
+	var previous map[int64]starmap.Point
+	if prev != nil && len(prev.Layout.Pos) == len(prev.Graph.Nodes) && len(prev.Graph.Nodes) > 0 {
+		previous = make(map[int64]starmap.Point, len(prev.Graph.Nodes))
+		for i, n := range prev.Graph.Nodes {
+			previous[n.ID] = prev.Layout.Pos[i]
+		}
+	}
+	s.Layout = starmap.Compute(s.Graph, starmap.LayoutOptions{Seed: skyLayoutSeed, Previous: previous})
+	s.Index = starmap.NewIndex(s.Layout)
+	return s
+}
+
+// snippet is the first n runes of s on one line.
+func snippet(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// skyScopes lists the scopes present in a sky, private and public first.
+func skyScopes(s *Sky) []string {
+	seen := map[string]bool{}
+	for _, e := range s.Entities {
+		seen[e.Scope] = true
+	}
+	for _, e := range s.Events {
+		seen[e.Scope] = true
+	}
+	out := make([]string, 0, len(seen))
+	for sc := range seen {
+		if sc != "" {
+			out = append(out, sc)
+		}
+	}
+	rank := func(s string) int {
+		switch s {
+		case client.ScopePrivate:
+			return 0
+		case client.ScopePublic:
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
+	return out
+}
+
+// refreshScene reads the scene filter's part of the graph from the kernel.
+func (vm *StarMapVM) refreshScene(ctx context.Context) error {
+	key, _ := vm.Scene.Get()
+	if key == "" {
+		vm.mu.Lock()
+		vm.lit, vm.litEvt = nil, nil
+		vm.mu.Unlock()
+		return nil
+	}
+	lit, litEvt := map[int64]bool{}, map[int64]bool{}
+	for after := ""; ; {
+		page, err := vm.svc.Graph(ctx, client.GraphQuery{After: after, Limit: client.MaxGraphLimit, Scene: key})
+		if err != nil {
+			vm.report(Tf("Could not read the scene %s: %v", key, err), true)
+			return fmt.Errorf("star map scene %s: %w", key, err)
+		}
+		for _, t := range page.Triples {
+			lit[t.Subject], lit[t.Object] = true, true
+			for _, id := range t.Sources {
+				litEvt[id] = true
+			}
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	vm.mu.Lock()
+	vm.lit, vm.litEvt = lit, litEvt
+	vm.mu.Unlock()
+	return nil
+}
+
+// Refilter applies a changed search text or filter to the current sky (reading the scene's
+// part of the graph when the scene filter changed).
+func (vm *StarMapVM) Refilter(ctx context.Context) error {
+	if err := vm.refreshScene(ctx); err != nil {
+		return err
+	}
+	vm.mu.Lock()
+	old := vm.sky
+	s := *old // a new snapshot: the view may be drawing the old one
+	vm.mu.Unlock()
+	vm.publish(&s)
+	return nil
+}
+
+// apply computes s's search matches and dimmed nodes from the bindings; vm.mu is held.
+func (vm *StarMapVM) apply(s *Sky) {
+	q, _ := vm.Query.Get()
+	scope, _ := vm.Scope.Get()
+	period, _ := vm.Period.Get()
+	key, _ := vm.Scene.Get()
+	since := time.Time{}
+	if d, ok := periodLength[period]; ok {
+		since = vm.now().Add(-d)
+	}
+	s.Highlight, s.Dim, s.Matches = map[int]bool{}, map[int]bool{}, nil
+	for i := range s.Graph.Nodes {
+		var nodeScope string
+		var at time.Time
+		var inScene bool
+		if e, ok := s.Entity(i); ok {
+			nodeScope, at, inScene = e.Scope, e.Updated, vm.lit[e.ID]
+			if e.LastRecalled.After(at) {
+				at = e.LastRecalled
+			}
+		} else if ev, ok := s.Event(i); ok {
+			nodeScope, at, inScene = ev.Scope, ev.Time, vm.litEvt[ev.ID]
+		}
+		if (scope != "" && nodeScope != scope) || (!since.IsZero() && at.Before(since)) || (key != "" && !inScene) {
+			s.Dim[i] = true
+		}
+	}
+	s.Matches = searchSky(s, q)
+	for _, i := range s.Matches {
+		s.Highlight[i] = true
+	}
+}
+
+// searchSky returns the nodes whose label (or entity text) holds q, case-insensitively: exact
+// names first, then prefixes, then the rest, each by mentions.
+func searchSky(s *Sky, q string) []int {
+	q = strings.ToLower(strings.TrimSpace(q))
+	if q == "" {
+		return nil
+	}
+	type match struct{ i, rank, mentions int }
+	var ms []match
+	for i, n := range s.Graph.Nodes {
+		label := strings.ToLower(n.Label)
+		text := ""
+		if e, ok := s.Entity(i); ok {
+			text = strings.ToLower(e.Text)
+		} else if ev, ok := s.Event(i); ok {
+			text = strings.ToLower(ev.Content)
+		}
+		rank := -1
+		switch {
+		case label == q:
+			rank = 0
+		case strings.HasPrefix(label, q):
+			rank = 1
+		case strings.Contains(label, q):
+			rank = 2
+		case strings.Contains(text, q):
+			rank = 3
+		}
+		if rank >= 0 {
+			ms = append(ms, match{i, rank, n.Mentions})
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b match) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(b.mentions, a.mentions), cmp.Compare(a.i, b.i))
+	})
+	out := make([]int, len(ms))
+	for k, m := range ms {
+		out[k] = m.i
+	}
+	return out
+}
+
+// Search applies the search text and returns the best match (-1: none), which the view flies to
+// and selects.
+func (vm *StarMapVM) Search(ctx context.Context) (int, error) {
+	if err := vm.Refilter(ctx); err != nil {
+		return -1, err
+	}
+	s := vm.Sky()
+	q, _ := vm.Query.Get()
+	if strings.TrimSpace(q) == "" {
+		vm.report("", false)
+		return -1, nil
+	}
+	if len(s.Matches) == 0 {
+		vm.report(Tf("No star matches %q.", strings.TrimSpace(q)), false)
+		return -1, nil
+	}
+	best := s.Matches[0]
+	vm.report(Tf("%d stars match %q.", len(s.Matches), strings.TrimSpace(q)), false)
+	return best, vm.Select(ctx, best)
+}
+
+// Select shows node i in the side panel (-1 clears it): an entity is read from the kernel with
+// all its triples (history included) and blocks.
+func (vm *StarMapVM) Select(ctx context.Context, i int) error {
+	s := vm.Sky()
+	if e, ok := s.Entity(i); ok {
+		d, err := vm.svc.Entity(ctx, e.ID)
+		if err != nil {
+			vm.report(Tf("Could not read %s: %v", e.Name, err), true)
+			return fmt.Errorf("entity %d: %w", e.ID, err)
+		}
+		_ = vm.Selected.Set(Selection{Node: i, Entity: &d})
+		return nil
+	}
+	if ev, ok := s.Event(i); ok {
+		_ = vm.Selected.Set(Selection{Node: i, Event: &ev})
+		return nil
+	}
+	_ = vm.Selected.Set(Selection{Node: -1})
+	return nil
+}
+
+// EventContext returns an event with its neighbours in its session (a triple's source, opened in
+// context).
+func (vm *StarMapVM) EventContext(ctx context.Context, id int64) ([]client.MemoryHit, error) {
+	evs, err := vm.svc.EventContext(ctx, id, client.DefaultContextRadius)
+	if err != nil {
+		vm.report(Tf("Could not read event %d: %v", id, err), true)
+		return nil, fmt.Errorf("event %d: %w", id, err)
+	}
+	return evs, nil
+}
+
+// selectedEntity returns the selected entity, or an error to show.
+func (vm *StarMapVM) selectedEntity() (client.Entity, error) {
+	sel, _ := vm.Selected.Get()
+	if sel.Entity == nil {
+		return client.Entity{}, errors.New(T("Select a star first."))
+	}
+	return sel.Entity.Entity, nil
+}
+
+// act runs one action on the kernel, then reloads the sky; done is the success message.
+func (vm *StarMapVM) act(ctx context.Context, what string, fn func() error, done string) error {
+	_ = vm.Busy.Set(true)
+	err := fn()
+	_ = vm.Busy.Set(false)
+	if err != nil {
+		vm.report(Tf("Could not %s: %v", what, err), true)
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := vm.Load(ctx); err != nil {
+		return err
+	}
+	vm.report(done, false)
+	return nil
+}
+
+// SetPinned pins or unpins the selected entity (pinned ones never fade from memory).
+func (vm *StarMapVM) SetPinned(ctx context.Context, pinned bool) error {
+	e, err := vm.selectedEntity()
+	if err != nil {
+		vm.report(err.Error(), true)
+		return err
+	}
+	done := Tf("Pinned %s.", e.Name)
+	if !pinned {
+		done = Tf("Unpinned %s.", e.Name)
+	}
+	return vm.act(ctx, T("pin"), func() error {
+		return vm.svc.Pin(ctx, client.PinRequest{Kind: "entity", ID: e.ID, Pinned: pinned})
+	}, done)
+}
+
+// Edit changes the selected entity's name, kind, text and scope.
+func (vm *StarMapVM) Edit(ctx context.Context, name, kind, text, scope string) error {
+	e, err := vm.selectedEntity()
+	if err != nil {
+		vm.report(err.Error(), true)
+		return err
+	}
+	name, kind, scope = strings.TrimSpace(name), strings.TrimSpace(kind), strings.TrimSpace(scope)
+	switch {
+	case name == "":
+		err = errors.New(T("A star needs a name."))
+	case scope != "" && client.CheckScope(scope) != nil:
+		err = errors.New(T("The scope is private, public or group:<id>."))
+	}
+	if err != nil {
+		vm.report(err.Error(), true)
+		return err
+	}
+	e.Name, e.Kind, e.Text, e.Scope = name, kind, text, scope
+	return vm.act(ctx, T("save the star"), func() error {
+		_, err := vm.svc.PutEntity(ctx, e)
+		return err
+	}, Tf("Saved %s.", name))
+}
+
+// Forget deletes the selected entity with its triples and blocks.
+func (vm *StarMapVM) Forget(ctx context.Context) error {
+	e, err := vm.selectedEntity()
+	if err != nil {
+		vm.report(err.Error(), true)
+		return err
+	}
+	return vm.act(ctx, T("forget the star"), func() error { return vm.svc.DeleteEntity(ctx, e.ID) }, Tf("Forgot %s.", e.Name))
+}
+
+// Merge moves every triple and block of the star named other onto the selected one and deletes
+// it (two names for the same thing).
+func (vm *StarMapVM) Merge(ctx context.Context, other string) error {
+	e, err := vm.selectedEntity()
+	if err != nil {
+		vm.report(err.Error(), true)
+		return err
+	}
+	from, err := vm.findEntity(other)
+	if err == nil && from.ID == e.ID {
+		err = errors.New(T("A star cannot be merged with itself."))
+	}
+	if err != nil {
+		vm.report(err.Error(), true)
+		return err
+	}
+	return vm.act(ctx, T("merge"), func() error {
+		_, err := vm.svc.MergeEntities(ctx, e.ID, from.ID)
+		return err
+	}, Tf("Merged %s into %s.", from.Name, e.Name))
+}
+
+// findEntity finds the one entity called name (case-insensitively).
+func (vm *StarMapVM) findEntity(name string) (client.Entity, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return client.Entity{}, errors.New(T("Enter the name of the star to merge."))
+	}
+	var found []client.Entity
+	for _, e := range vm.Sky().Entities {
+		if strings.EqualFold(e.Name, name) {
+			found = append(found, e)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return client.Entity{}, errors.New(Tf("No star is called %s.", name))
+	case 1:
+		return found[0], nil
+	}
+	return client.Entity{}, errors.New(Tf("%d stars are called %s; rename one first.", len(found), name))
+}
+
+// EntityNames lists the sky's entity names (for the merge form), sorted.
+func (vm *StarMapVM) EntityNames() []string {
+	s := vm.Sky()
+	out := make([]string, 0, len(s.Entities))
+	for _, e := range s.Entities {
+		out = append(out, e.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PinTriple pins or unpins a triple.
+func (vm *StarMapVM) PinTriple(ctx context.Context, id int64, pinned bool) error {
+	done := T("Pinned the fact.")
+	if !pinned {
+		done = T("Unpinned the fact.")
+	}
+	return vm.act(ctx, T("pin the fact"), func() error {
+		return vm.svc.Pin(ctx, client.PinRequest{Kind: "triple", ID: id, Pinned: pinned})
+	}, done)
+}
+
+// EditTriple corrects a triple: the correction supersedes it (the old one stays in history).
+func (vm *StarMapVM) EditTriple(ctx context.Context, t client.Triple, predicate, object string) error {
+	predicate, object = strings.TrimSpace(predicate), strings.TrimSpace(object)
+	if predicate == "" || object == "" {
+		err := errors.New(T("A fact needs a relation and an object."))
+		vm.report(err.Error(), true)
+		return err
+	}
+	return vm.act(ctx, T("correct the fact"), func() error {
+		_, err := vm.svc.EditTriple(ctx, t.ID, client.TripleInput{Subject: t.SubjectName, Predicate: predicate, Object: object,
+			Scope: t.Scope, ValidFrom: vm.now()})
+		return err
+	}, T("Corrected the fact; the old one stays in its history."))
+}
+
+// ForgetEvents forgets events (a fact's sources, or an event star): they, and every fact whose
+// only source they were, leave memory.
+func (vm *StarMapVM) ForgetEvents(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		err := errors.New(T("Nothing to forget."))
+		vm.report(err.Error(), true)
+		return err
+	}
+	var res client.ForgetResult
+	err := vm.act(ctx, T("forget"), func() error {
+		var err error
+		res, err = vm.svc.Forget(ctx, ids)
+		return err
+	}, "")
+	if err == nil {
+		vm.report(Tf("Forgot %d events and %d facts.", res.Events, res.Triples), false)
+	}
+	return err
+}

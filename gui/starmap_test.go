@@ -1,0 +1,483 @@
+package gui
+
+import (
+	"context"
+	"image"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/client/clienttest"
+	"github.com/hologramagent/hologram/starmap"
+)
+
+const testScene = "chan:qq/peer:group_1"
+
+// skyKernel is a fake kernel with a small memory: four L2 events and the facts distilled from
+// them (one of them in a QQ group's scene and scope), served over a real unix socket, with
+// graph pages of two entities so loading has to page.
+func skyKernel(t *testing.T) (*clienttest.Fake, *client.HTTP) {
+	t.Helper()
+	f, c := uiKernel(t)
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	f.AddMemory(
+		client.MemoryHit{ID: 101, Session: "s1", Time: at, Role: "user", Scope: "private", Layer: 2, Content: "I moved to Porto with Alice."},
+		client.MemoryHit{ID: 102, Session: "s1", Time: at.Add(time.Minute), Role: "user", Scope: "private", Layer: 2, Content: "Alice works at Acme now."},
+		client.MemoryHit{ID: 103, Session: "s1", Time: at.Add(2 * time.Minute), Role: "user", Scope: "private", Layer: 2, Content: "Bob has known Alice for years."},
+		client.MemoryHit{ID: 104, Session: "qq-g1", Time: at.Add(3 * time.Minute), Role: "user", Partner: "carol", Scope: "group:1", Layer: 2, Content: "Carol likes green tea."},
+	)
+	f.AddFact(client.TripleInput{Subject: "Alice", SubjectKind: "person", Predicate: "lives in", Object: "Porto", ObjectKind: "place"}, 101)
+	f.AddFact(client.TripleInput{Subject: "Alice", SubjectKind: "person", Predicate: "works at", Object: "Acme", ObjectKind: "org"}, 102)
+	f.AddFact(client.TripleInput{Subject: "Bob", SubjectKind: "person", Predicate: "knows", Object: "Alice", ObjectKind: "person"}, 103)
+	f.AddFact(client.TripleInput{Subject: "Carol", SubjectKind: "person", Predicate: "likes", Object: "green tea", ObjectKind: "thing", Scope: "group:1"}, 104)
+	f.SetEventScene(testScene, 104)
+	f.SetScenes(client.Scene{ID: 1, Key: testScene, Declared: true, Strength: 2, Occurrences: 2, Seen: at})
+	f.SetGraphPageSize(2)
+	return f, c
+}
+
+// loadSky returns a star map view-model over c, loaded.
+func loadSky(t *testing.T, c client.Service) *StarMapVM {
+	t.Helper()
+	vm := NewStarMapVM(c, nil)
+	if err := vm.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return vm
+}
+
+// node returns the node labelled label.
+func node(t *testing.T, s *Sky, label string) int {
+	t.Helper()
+	for i, n := range s.Graph.Nodes {
+		if n.Label == label {
+			return i
+		}
+	}
+	t.Fatalf("no star %q among %d", label, len(s.Graph.Nodes))
+	return -1
+}
+
+// undimmed lists the labels of the nodes the filter keeps, sorted.
+func undimmed(s *Sky) []string {
+	var out []string
+	for i, n := range s.Graph.Nodes {
+		if !s.Dim[i] {
+			out = append(out, n.Label)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestStarMapLoadHoldsEveryNodeAndEdge(t *testing.T) {
+	_, c := skyKernel(t)
+	vm := loadSky(t, c)
+	s := vm.Sky()
+	// The kernel's whole graph, read page by page without the view-model's paging.
+	var ents []client.Entity
+	var trs []client.Triple
+	for after := ""; ; {
+		p, err := c.Graph(context.Background(), client.GraphQuery{After: after, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents, trs = append(ents, p.Entities...), append(trs, p.Triples...)
+		if after = p.Next; after == "" {
+			break
+		}
+	}
+	if len(ents) != 6 || len(trs) != 4 {
+		t.Fatalf("fixture: %d entities, %d triples", len(ents), len(trs))
+	}
+	for _, e := range ents {
+		i, ok := s.EntityNode(e.ID)
+		if !ok || s.Graph.Nodes[i].Label != e.Name || s.Graph.Nodes[i].Kind != e.Kind || s.Graph.Nodes[i].Mentions != e.Mentions {
+			t.Errorf("entity %+v: star %d (%v) %+v", e, i, ok, s.Graph.Nodes[max(i, 0)])
+		}
+	}
+	edges := map[[2]int]bool{}
+	for _, e := range s.Graph.Edges {
+		edges[[2]int{e.From, e.To}] = true
+	}
+	for _, tr := range trs {
+		a, _ := s.EntityNode(tr.Subject)
+		b, _ := s.EntityNode(tr.Object)
+		if !edges[[2]int{a, b}] {
+			t.Errorf("triple %s %s %s has no link", tr.SubjectName, tr.Predicate, tr.ObjectName)
+		}
+	}
+	for _, id := range []int64{101, 102, 103, 104} {
+		if _, ok := s.EventNode(id); !ok {
+			t.Errorf("event %d is not a star", id)
+		}
+	}
+	// 6 entities + 4 events; 4 facts + 8 event-to-entity links.
+	if n, _ := vm.Stars.Get(); n != 10 || len(s.Graph.Nodes) != 10 {
+		t.Errorf("stars = %d (%d nodes), want 10", n, len(s.Graph.Nodes))
+	}
+	if n, _ := vm.Links.Get(); n != 12 {
+		t.Errorf("links = %d, want 12", n)
+	}
+	if len(s.Layout.Pos) != 10 || s.Layout.Radius <= 0 || s.Index == nil {
+		t.Fatalf("layout %+v", s.Layout)
+	}
+	if got, _ := vm.Status.Get(); got != "10 stars, 12 links." {
+		t.Errorf("status %q", got)
+	}
+}
+
+func TestStarMapReloadKeepsTheSky(t *testing.T) {
+	f, c := skyKernel(t)
+	vm := loadSky(t, c)
+	before := vm.Sky()
+	f.AddFact(client.TripleInput{Subject: "Alice", Predicate: "has", Object: "a cat", ObjectKind: "animal"})
+	if err := vm.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := vm.Sky()
+	if len(after.Graph.Nodes) != len(before.Graph.Nodes)+1 {
+		t.Fatalf("%d stars after adding one, had %d", len(after.Graph.Nodes), len(before.Graph.Nodes))
+	}
+	for i, n := range before.Graph.Nodes {
+		j := slices.IndexFunc(after.Graph.Nodes, func(m starmap.Node) bool { return m.ID == n.ID })
+		p, q := before.Layout.Pos[i], after.Layout.Pos[j]
+		if d := math.Hypot(p.X-q.X, p.Y-q.Y); d > 0.02*before.Layout.Radius {
+			t.Errorf("star %q moved %.3f (radius %.3f) when another was added", n.Label, d, before.Layout.Radius)
+		}
+	}
+	// A fresh view-model over the same memory draws the same sky (deterministic layout).
+	again := loadSky(t, c)
+	if !slices.Equal(again.Sky().Layout.Pos, loadSky(t, c).Sky().Layout.Pos) {
+		t.Error("two loads of the same memory laid it out differently")
+	}
+}
+
+func TestStarMapSearchAndFilters(t *testing.T) {
+	_, c := skyKernel(t)
+	vm := loadSky(t, c)
+	ctx := context.Background()
+	vm.now = func() time.Time { return time.Now().Add(400 * 24 * time.Hour) }
+
+	_ = vm.Query.Set("ali")
+	best, err := vm.Search(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := vm.Sky()
+	if best != node(t, s, "Alice") || !s.Highlight[best] {
+		t.Fatalf("search ali: best %d, matches %v", best, s.Matches)
+	}
+	sel, _ := vm.Selected.Get()
+	if sel.Entity == nil || sel.Entity.Entity.Name != "Alice" || len(sel.Entity.Triples) != 3 {
+		t.Fatalf("selection after the search: %+v", sel)
+	}
+	// The events mentioning Alice match too, after her.
+	if len(s.Matches) != 4 {
+		t.Errorf("matches %v, want Alice and three events", s.Matches)
+	}
+	_ = vm.Query.Set("nobody")
+	if best, _ := vm.Search(ctx); best != -1 {
+		t.Errorf("search nobody = %d", best)
+	}
+	if st, _ := vm.Status.Get(); st != `No star matches "nobody".` {
+		t.Errorf("status %q", st)
+	}
+	_ = vm.Query.Set("")
+
+	tests := []struct {
+		name, scope, scene, period string
+		want                       []string
+	}{
+		{"everything", "", "", "", nil},
+		{"scope group:1", "group:1", "", "", []string{"Carol", "Carol likes green tea.", "green tea"}},
+		{"scope private", "private", "", "", []string{"Acme", "Alice", "Alice works at Acme now.", "Bob", "Bob has known Alice for years.", "I moved to Porto with Alice.", "Porto"}},
+		{"scene", "", testScene, "", []string{"Carol", "Carol likes green tea.", "green tea"}},
+		{"last day, a year later", "", "", PeriodDay, []string{}},
+		{"last year, a year later", "", "", PeriodYear, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_ = vm.Scope.Set(tt.scope)
+			_ = vm.Scene.Set(tt.scene)
+			_ = vm.Period.Set(tt.period)
+			if err := vm.Refilter(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := undimmed(vm.Sky())
+			if tt.want == nil {
+				if len(got) != 10 {
+					t.Fatalf("no filter keeps %d stars", len(got))
+				}
+				return
+			}
+			if !slices.Equal(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
+				t.Fatalf("kept %q, want %q", got, tt.want)
+			}
+		})
+	}
+	vm.now = func() time.Time { return time.Date(2026, 5, 15, 0, 0, 0, 0, time.UTC) }
+	_ = vm.Scope.Set("")
+	_ = vm.Scene.Set("")
+	_ = vm.Period.Set(PeriodMonth)
+	if err := vm.Refilter(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The events are from 1 May 2026, the entities from January.
+	if got := undimmed(vm.Sky()); len(got) != 4 || !strings.HasSuffix(got[0], ".") {
+		t.Errorf("last month on 15 May keeps %q, want the four events", got)
+	}
+}
+
+func TestStarMapActions(t *testing.T) {
+	_, c := skyKernel(t)
+	vm := loadSky(t, c)
+	ctx := context.Background()
+	entity := func(name string) (client.Entity, bool) {
+		for _, e := range vm.Sky().Entities {
+			if e.Name == name {
+				return e, true
+			}
+		}
+		return client.Entity{}, false
+	}
+	selectName := func(name string) {
+		t.Helper()
+		if err := vm.Select(ctx, node(t, vm.Sky(), name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func() string { s, _ := vm.Status.Get(); return s }
+
+	// Nothing selected: the actions say so.
+	if err := vm.SetPinned(ctx, true); err == nil || status() != "Select a star first." {
+		t.Errorf("pin without a selection: %v, %q", err, status())
+	}
+	selectName("Alice")
+	if err := vm.SetPinned(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := entity("Alice"); !e.Pinned || status() != "Pinned Alice." {
+		t.Errorf("after pin: %+v, %q", e, status())
+	}
+	if sel, _ := vm.Selected.Get(); sel.Entity == nil || !sel.Entity.Entity.Pinned {
+		t.Errorf("the side panel was not re-read after the pin: %+v", sel)
+	}
+	if err := vm.Edit(ctx, " ", "person", "", ""); err == nil || status() != "A star needs a name." {
+		t.Errorf("edit with an empty name: %v %q", err, status())
+	}
+	if err := vm.Edit(ctx, "Alice", "person", "", "friends"); err == nil {
+		t.Error("edit with a bad scope succeeded")
+	}
+	if err := vm.Edit(ctx, "Alice Silva", "person", "my neighbour", "private"); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := entity("Alice Silva"); !ok || e.Text != "my neighbour" {
+		t.Errorf("after edit: %+v %v", e, ok)
+	}
+	for _, tc := range []struct{ other, want string }{
+		{"", "Enter the name of the star to merge."},
+		{"nobody", "No star is called nobody."},
+		{"alice silva", "A star cannot be merged with itself."},
+	} {
+		if err := vm.Merge(ctx, tc.other); err == nil || status() != tc.want {
+			t.Errorf("merge %q: %v, status %q, want %q", tc.other, err, status(), tc.want)
+		}
+	}
+	if err := vm.Merge(ctx, "BOB"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := entity("Bob"); ok || status() != "Merged Bob into Alice Silva." {
+		t.Errorf("Bob still there after the merge (%q)", status())
+	}
+	sel, _ := vm.Selected.Get()
+	var lives client.Triple
+	for _, tr := range sel.Entity.Triples {
+		if tr.Predicate == "lives in" {
+			lives = tr
+		}
+	}
+	if err := vm.PinTriple(ctx, lives.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.EditTriple(ctx, lives, "lives in", " "); err == nil {
+		t.Error("a correction without an object succeeded")
+	}
+	if err := vm.EditTriple(ctx, lives, "lives in", "Lisbon"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := entity("Lisbon"); !ok {
+		t.Error("the correction's object is not a star")
+	}
+	// Forgetting the Acme fact's only source forgets the fact.
+	if err := vm.ForgetEvents(ctx, []int64{102}); err != nil {
+		t.Fatal(err)
+	}
+	if status() != "Forgot 1 events and 1 facts." {
+		t.Errorf("status %q", status())
+	}
+	if _, ok := vm.Sky().EventNode(102); ok {
+		t.Error("the forgotten event is still a star")
+	}
+	selectName("Carol")
+	if err := vm.Forget(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := entity("Carol"); ok {
+		t.Error("Carol is still a star after Forget")
+	}
+	if sel, _ := vm.Selected.Get(); sel.Node != -1 {
+		t.Errorf("the forgotten star is still selected: %+v", sel)
+	}
+	if err := vm.ForgetEvents(ctx, nil); err == nil {
+		t.Error("forgetting nothing succeeded")
+	}
+}
+
+// skyWindow shows the star map over c in a test window, loaded and drawn once.
+func skyWindow(t *testing.T, c client.Service) (*starMapView, fyne.Window) {
+	t.Helper()
+	test.NewTempApp(t)
+	old := flyDuration
+	flyDuration = 0
+	t.Cleanup(func() { flyDuration = old })
+	vm := NewStarMapVM(c, nil)
+	w := test.NewTempWindow(t, nil)
+	v := newStarMapView(vm, w)
+	w.SetContent(v.root)
+	w.Resize(fyne.NewSize(1100, 720))
+	if err := vm.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.Canvas().Capture() // draws the sky once: the view fits the layout
+	return v, w
+}
+
+// starPos is where node i is drawn, in the window's coordinates.
+func starPos(v *starMapView, i int) fyne.Position {
+	p := v.sky.View().ToPixel(v.vm.Sky().Layout.Pos[i])
+	abs := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.sky)
+	return abs.Add(fyne.NewPos(float32(p.X)/v.sky.pxScale, float32(p.Y)/v.sky.pxScale))
+}
+
+// lit counts the pixels of img brighter than the sky's background.
+func lit(img image.Image) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r>>8+g>>8+bl>>8 > 300 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestStarMapView(t *testing.T) {
+	_, c := skyKernel(t)
+	v, w := skyWindow(t, c)
+	vm := v.vm
+	if v.sky.Frames() == 0 || lit(v.sky.img) < 50 {
+		t.Fatalf("the sky was not drawn: %d frames, %d lit pixels", v.sky.Frames(), lit(v.sky.img))
+	}
+	if !uiHasText(w, "Every star is something your agent remembers") {
+		t.Errorf("no help in the side panel: %q", uiTexts(w))
+	}
+
+	// Hover shows the tooltip; tapping selects; the side panel shows facts and provenance.
+	alice := node(t, vm.Sky(), "Alice")
+	test.MoveMouse(w.Canvas(), starPos(v, alice))
+	if !v.sky.tip.Visible() || !strings.HasPrefix(v.sky.tipTxt.Text, "Alice · person · 3 mentions") {
+		t.Errorf("tooltip %q (visible %v)", v.sky.tipTxt.Text, v.sky.tip.Visible())
+	}
+	test.TapCanvas(w.Canvas(), starPos(v, alice))
+	vm.Wait()
+	if sel, _ := vm.Selected.Get(); sel.Node != alice {
+		t.Fatalf("tap on Alice selected %+v", sel)
+	}
+	for _, want := range []string{"Facts (3)", "Alice — lives in — Porto", "Bob — knows — Alice", "From 1 events:"} {
+		if !uiHasText(w, want) {
+			t.Errorf("side panel lacks %q: %q", want, uiTexts(w))
+		}
+	}
+	test.Tap(uiButton(t, w, "#101"))
+	vm.Wait()
+	if !uiHasText(w, "Event #101 in its conversation") || !uiHasText(w, "I moved to Porto with Alice.") || !uiHasText(w, "Alice works at Acme now.") {
+		t.Errorf("the source event is not shown in context: %q", uiTexts(w))
+	}
+	test.Tap(uiButton(t, w, "Close"))
+	test.MoveMouse(w.Canvas(), fyne.NewPos(2, 2))
+	if v.sky.tip.Visible() {
+		t.Error("the tooltip stays after the pointer left the star")
+	}
+
+	// Drag pans, the wheel zooms about the pointer, Fit shows everything again.
+	before := v.sky.View()
+	centre := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.sky).Add(fyne.NewPos(v.sky.Size().Width/2, v.sky.Size().Height/2))
+	test.Drag(w.Canvas(), centre, 40, -30)
+	after := v.sky.View()
+	if dx := (before.Center.X - after.Center.X) * before.Zoom; math.Abs(dx-40*float64(v.sky.pxScale)) > 0.5 {
+		t.Errorf("a drag of 40 px moved the sky %.1f px", dx)
+	}
+	test.Scroll(w.Canvas(), centre, 0, 50)
+	if z := v.sky.View().Zoom; !(z > after.Zoom*1.5) {
+		t.Errorf("scrolling up zoomed %v → %v", after.Zoom, z)
+	}
+	test.Tap(uiIconButton(t, w, "zoom-fit"))
+	if got := v.sky.View(); got.Zoom != before.Zoom || got.Center != before.Center {
+		t.Errorf("fit: %+v, want %+v", got, before)
+	}
+
+	// The search flies to the best match and selects it.
+	test.Type(uiEntry(t, w, "Search the stars…"), "acme")
+	test.Tap(uiIconButton(t, w, "search"))
+	vm.Wait()
+	acme := node(t, vm.Sky(), "Acme")
+	if sel, _ := vm.Selected.Get(); sel.Node != acme {
+		t.Fatalf("search acme selected %+v", sel)
+	}
+	if got := v.sky.View(); got.Center != vm.Sky().Layout.Pos[acme] || got.Zoom < before.Zoom*flyZoomFactor {
+		t.Errorf("the view did not fly to Acme: %+v", got)
+	}
+
+	// Actions from the panel: Forget asks first.
+	test.Tap(uiButton(t, w, "Forget"))
+	if !uiHasText(w, "Forget Acme with all its facts?") {
+		t.Fatalf("no confirmation: %q", uiTexts(w))
+	}
+	test.Tap(uiButton(t, w, "Cancel"))
+	vm.Wait()
+	if _, ok := vm.Sky().EntityNode(vm.Sky().Entities[acme].ID); !ok {
+		t.Fatal("forgot without confirmation")
+	}
+	test.Tap(uiButton(t, w, "Forget"))
+	test.Tap(uiButtons(w, "Forget")[len(uiButtons(w, "Forget"))-1]) // the dialog's
+	vm.Wait()
+	if got, _ := vm.Status.Get(); got != "Forgot Acme." {
+		t.Errorf("status %q", got)
+	}
+}
+
+// uiIconButton returns the only text-less button whose icon's name holds name.
+func uiIconButton(t *testing.T, w fyne.Window, name string) *widget.Button {
+	t.Helper()
+	var found []*widget.Button
+	for _, b := range uiButtons(w, "") {
+		if b.Icon != nil && strings.Contains(strings.ToLower(b.Icon.Name()), strings.ToLower(name)) {
+			found = append(found, b)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d icon buttons named %q", len(found), name)
+	}
+	return found[0]
+}
