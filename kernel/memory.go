@@ -61,10 +61,10 @@ type mem struct {
 	cfg   window.Config
 
 	mu       sync.Mutex
-	windows  map[string]client.Window // last window computed per session
-	recalled map[int64]bool           // events brought back from L2 by coldcontext_query
+	windows  map[string]client.Window  // last window computed per session
+	recalled map[int64]bool            // events brought back from L2 by coldcontext_query
 	recalls  map[string]*client.Recall // what each session's last turn recalled at pre_action
-	sessWins map[string]*sessWin      // sessions' L1 candidates (see sessWin)
+	sessWins map[string]*sessWin       // sessions' L1 candidates (see sessWin)
 
 	partnersMu sync.Mutex
 	partners   []string
