@@ -472,7 +472,11 @@ func (vm *StarMapVM) Search(ctx context.Context) (int, error) {
 		return -1, nil
 	}
 	best := s.Matches[0]
-	vm.report(Tf("%d stars match %q.", len(s.Matches), strings.TrimSpace(q)), false)
+	if len(s.Matches) == 1 {
+		vm.report(Tf("One star matches %q.", strings.TrimSpace(q)), false)
+	} else {
+		vm.report(Tf("%d stars match %q.", len(s.Matches), strings.TrimSpace(q)), false)
+	}
 	return best, vm.Select(ctx, best)
 }
 

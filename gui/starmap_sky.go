@@ -64,6 +64,10 @@ type skyWidget struct {
 	rest    *time.Timer
 	anim    *fyne.Animation
 	frames  int
+	// A drag in progress: when it began and the frame count then (DragEnd traces the rate).
+	dragging bool
+	dragAt   time.Time
+	dragF0   int
 }
 
 func newSkyWidget(vm *StarMapVM) *skyWidget {
@@ -182,6 +186,9 @@ func (w *skyWidget) moved() {
 func (w *skyWidget) Dragged(e *fyne.DragEvent) {
 	w.stopFlight()
 	w.mu.Lock()
+	if !w.dragging {
+		w.dragging, w.dragAt, w.dragF0 = true, time.Now(), w.frames
+	}
 	if w.view.Zoom > 0 {
 		w.view.Center.X -= float64(e.Dragged.DX*w.pxScale) / w.view.Zoom
 		w.view.Center.Y -= float64(e.Dragged.DY*w.pxScale) / w.view.Zoom
@@ -191,8 +198,16 @@ func (w *skyWidget) Dragged(e *fyne.DragEvent) {
 	w.moved()
 }
 
-// DragEnd implements fyne.Draggable.
-func (w *skyWidget) DragEnd() {}
+// DragEnd implements fyne.Draggable; it traces the frames drawn during the drag.
+func (w *skyWidget) DragEnd() {
+	w.mu.Lock()
+	frames, took := w.frames-w.dragF0, time.Since(w.dragAt)
+	w.dragging = false
+	w.mu.Unlock()
+	if w.vm.trace != nil && took > 0 {
+		w.vm.trace("sky_drag", map[string]any{"frames": frames, "ms": took.Milliseconds(), "fps": float64(frames) / took.Seconds()})
+	}
+}
 
 // Scrolled implements fyne.Scrollable: the wheel zooms about the pointer.
 func (w *skyWidget) Scrolled(e *fyne.ScrollEvent) {

@@ -803,16 +803,19 @@ func TestNoBus(t *testing.T) {
 // TestRemote: the client variant attached to homed over TCP loopback with a token: the window
 // comes up and a message gets its reply; with a wrong token the banner says so and the app
 // keeps running.
-func TestRemote(t *testing.T) {
-	in := newInstall(t, xserver(t))
-	llm := llmtest.NewServer(t)
+// homed starts homed on the install's data dir, serving its socket and TCP on a free loopback
+// port with a generated token; it returns the address and the token file. homed stops with the
+// test.
+func (in *install) homed() (addr, tokenFile string) {
+	t := in.t
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
+	addr = l.Addr().String()
 	l.Close()
-	tokenFile := filepath.Join(in.root, "token")
+	tokenFile = filepath.Join(in.root, "token")
 	homed := exec.Command(filepath.Join(binDir, "homed"), "--data", in.data, "--socket", in.sock, "--listen", addr, "--token-file", tokenFile)
 	homed.Env = in.environ("")
 	pr, pw := io.Pipe()
@@ -842,6 +845,13 @@ func TestRemote(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatalf("homed not ready:\n%s", log)
 	}
+	return addr, tokenFile
+}
+
+func TestRemote(t *testing.T) {
+	in := newInstall(t, xserver(t))
+	llm := llmtest.NewServer(t)
+	addr, tokenFile := in.homed()
 	if _, err := in.kernelClient().AddProvider(context.Background(), client.ProviderConfig{Name: "local", BaseURL: llm.URL(), Model: "m"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,184 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hologramagent/hologram/cmd/internal/daemon"
+	"github.com/hologramagent/hologram/kernel"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/config"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
+	"github.com/hologramagent/hologram/kernel/security"
+	mem3 "github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/memtest"
+)
+
+// starFixtureEvents is the size of the synthetic memory the star map test renders.
+const starFixtureEvents = 900
+
+// seedStarMemory fills the install's data dir with a synthetic memory (memory/memtest.Synth:
+// sessions with partners, a third of them group chats, English and Chinese), ingested through
+// the kernel and distilled by a memory GC with the LLM-free rules, plus a provider so the app
+// opens on its tabs. It returns the graph as the kernel lists it.
+func seedStarMemory(t *testing.T, in *install, providerURL string) (entities, triples int) {
+	t.Helper()
+	conf := filepath.Join(in.root, "config", "hologram")
+	if err := os.MkdirAll(conf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(conf, "config.toml"),
+		[]byte("[memory]\ndistill_idle = \"1ms\"\nextractor = \"rules\"\ngc_interval = \"0s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envs := in.environ("")
+	env := func(k string) string {
+		for _, kv := range envs {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	cfg, _, err := config.Load("hologram", []string{"--data", in.data}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mem := daemon.NewMemoryAssets(cfg, log)
+	defer mem.Close()
+	keys, err := security.LoadOrCreateKeyFile(cfg.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, store, err := daemon.BuildKernel(ctx, cfg, log, mem, security.NewCodec(keys), daemon.NewProvider(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	defer k.Close()
+	corpus := memtest.Synth(memtest.SynthOptions{Events: starFixtureEvents, Seed: 11, Sessions: 12})
+	for _, s := range corpus.Sessions {
+		if _, err := k.CreateSession(ctx, client.Session{ID: s.ID, Title: s.Title, Channel: s.Channel, Partner: s.Partner,
+			Scope: s.Scope.String()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []int64
+	for i := 0; i < len(corpus.Events); i += 100 {
+		var batch []kernel.IngestEvent
+		for _, e := range corpus.Events[i:min(i+100, len(corpus.Events))] {
+			batch = append(batch, kernel.IngestEvent{Session: e.Session, Role: e.Role, Content: e.Content, Partner: e.Partner, Time: e.Time})
+		}
+		evs, err := k.Ingest(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			ids = append(ids, e.ID)
+		}
+	}
+	k.SettleMemory()
+	// The conversations are old (2023): all but the last few events have long gone cold (the
+	// cooling of the memory GC waits for a day of idleness by the wall clock).
+	if err := store.SetLayer(ctx, ids[:len(ids)-40], mem3.LayerL2); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := k.MemoryGC(ctx)
+	if err != nil || rep.Triples == 0 {
+		t.Fatalf("distilling the fixture: %+v, %v", rep, err)
+	}
+	t.Logf("fixture: %d events in %d sessions; memory GC %+v", len(corpus.Events), len(corpus.Sessions), rep)
+	if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "local", BaseURL: providerURL, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	for after := ""; ; {
+		p, err := k.Graph(ctx, client.GraphQuery{After: after, Limit: client.MaxGraphLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		entities, triples = entities+len(p.Entities), triples+len(p.Triples)
+		if after = p.Next; after == "" {
+			return entities, triples
+		}
+	}
+}
+
+// TestStarMapRealWindow renders a synthetic memory's star map in the real app under Xvfb (full
+// variant, then the client variant against homed): the view's model holds every entity and
+// triple of the fixture, a drag pans at a measured frame rate, and the screenshot is saved.
+func TestStarMapRealWindow(t *testing.T) {
+	in := newInstall(t, xserver(t))
+	llm := llmtest.NewServer(t)
+	entities, triples := seedStarMemory(t, in, llm.URL())
+	t.Logf("fixture graph: %d entities, %d triples", entities, triples)
+	holdsAll := func(m map[string]any) bool {
+		return m["entities"] == float64(entities) && m["triples"] == float64(triples)
+	}
+
+	g := in.startGUI("hologram", "", "--data", in.data)
+	_, x, y, w, h := in.window("^HologramAgent$")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "chat"}, nil)
+	chat := in.drawn()
+	in.do("mousemove", strconv.Itoa(x+w-60), strconv.Itoa(y+25), "click", "1")
+	in.do("key", "alt+2")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "starmap"}, nil)
+	sky := g.waitTrace(map[string]any{"kind": "starmap"}, holdsAll)
+	t.Logf("full variant: star map of %v stars and %v links (layout %v ms, %v iterations)", sky["nodes"], sky["edges"], sky["layout_ms"], sky["iterations"])
+	shot := in.screenshot("starmap", chat)
+
+	// Search: the sky flies to the star and the side panel shows what memory holds about it.
+	in.do("mousemove", strconv.Itoa(x+200), strconv.Itoa(y+66), "click", "1")
+	in.do("type", "--delay", "15", "Alice")
+	in.do("key", "Return")
+	in.screenshot("starmap-search", shot)
+
+	// Pan: press in the sky and drag for a while; the app reports the frames drawn meanwhile.
+	cx, cy := x+w*35/100, y+h/2
+	// One xdotool run: a move every 16 ms for about 1.5 s.
+	drag := []string{"mousemove", strconv.Itoa(cx), strconv.Itoa(cy), "mousedown", "1"}
+	for i := range 90 {
+		drag = append(drag, "mousemove", strconv.Itoa(cx+(i%30)*4), strconv.Itoa(cy+(i%30)*2), "sleep", "0.016")
+	}
+	in.do(append(drag, "mouseup", "1")...)
+	rate := g.waitTrace(map[string]any{"kind": "sky_drag"}, nil)
+	t.Logf("panning under Xvfb: %v frames in %v ms = %.1f fps (reported; Xvfb caps it)", rate["frames"], rate["ms"], rate["fps"])
+	if rate["frames"].(float64) < 2 {
+		t.Errorf("a drag drew %v frames", rate["frames"])
+	}
+	if d := diffFraction(in.drawn(), shot); d < 0.01 {
+		t.Errorf("the sky did not move when dragged (%.2f%% of pixels changed)", 100*d)
+	}
+	in.do("key", "alt+3")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "memory"}, nil)
+	in.screenshot("memory", shot)
+	if code := g.stop(); code != 0 {
+		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
+	}
+
+	// The client variant shows the same sky from homed.
+	addr, tokenFile := in.homed()
+	g = in.startGUI("hologram-client", "", "--remote", "http://"+addr, "--token-file", tokenFile)
+	_, x, y, w, _ = in.window("^HologramAgent$")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "chat"}, nil)
+	in.drawn()
+	in.do("mousemove", strconv.Itoa(x+w-60), strconv.Itoa(y+25), "click", "1")
+	in.do("key", "alt+2")
+	sky = g.waitTrace(map[string]any{"kind": "starmap"}, holdsAll)
+	t.Logf("client variant: star map of %v stars and %v links", sky["nodes"], sky["edges"])
+	if code := g.stop(); code != 0 {
+		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
+	}
+}
