@@ -203,6 +203,14 @@ func testChatStreamsAndStores(t *testing.T, s client.Service) {
 	if err != nil || len(hist) != 2 || hist[0].Role != "user" || hist[1].Content != "PONG hello kernel" || hist[1].TurnID != res.TurnID {
 		t.Fatalf("History = %+v, %v", hist, err)
 	}
+	// The question opens in context: itself and the answer after it.
+	around, err := s.EventContext(ctx, hist[0].ID, 1)
+	if err != nil || len(around) != 2 || around[0].ID != hist[0].ID || around[1].ID != hist[1].ID || around[1].Content != "PONG hello kernel" {
+		t.Fatalf("EventContext(%d, 1) = %+v, %v", hist[0].ID, around, err)
+	}
+	if _, err := s.EventContext(ctx, hist[1].ID+1000, 0); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("EventContext of an unknown event = %v, want ErrNotFound", err)
+	}
 	// A second turn sees the first in its prompt.
 	if _, err := s.Chat(ctx, client.ChatRequest{Input: "again"}, nil); err != nil {
 		t.Fatal(err)
