@@ -331,11 +331,11 @@ func blendAdd(p []uint8, c color.RGBA, k float64) {
 var edgeColor = color.RGBA{150, 175, 230, 255}
 
 // edgeAlpha is the opacity of edges: fainter when there are many (0.45 up to 200 edges, falling
-// as 1/√count) and brighter when zoomed in (× the view scale), clamped to [0.07, 0.35]: the
+// as 1/√count) and brighter when zoomed in (× the view scale), clamped to [0.06, 0.2]: the
 // hundreds of edges of a hub stay a faint web, not a haze.
 func edgeAlpha(count int, scale float64) float64 {
 	base := 0.45 * math.Sqrt(200/float64(max(count, 200)))
-	return math.Min(0.35, math.Max(0.07, base*scale))
+	return math.Min(0.2, math.Max(0.06, base*scale))
 }
 
 // drawEdges draws the edges: aliased with Bresenham after Liang–Barsky clipping, or anti-aliased

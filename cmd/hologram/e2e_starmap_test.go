@@ -161,8 +161,18 @@ func TestStarMapRealWindow(t *testing.T) {
 	if d := diffFraction(in.drawn(), shot); d < 0.01 {
 		t.Errorf("the sky did not move when dragged (%.2f%% of pixels changed)", 100*d)
 	}
+	// A turn about Alice, then the inspector: what that turn recalled from memory.
+	in.do("key", "alt+1")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "chat"}, nil)
+	llm.Script(llmtest.Reply{Text: "Alice mostly talks about her plans and her health."})
+	in.chat(x, y, w, h, "What does Alice usually talk about?")
+	g.waitTrace(map[string]any{"kind": "message", "window": "main", "role": "assistant",
+		"text": "Alice mostly talks about her plans and her health."}, nil)
+	in.do("mousemove", strconv.Itoa(x+w-60), strconv.Itoa(y+25), "click", "1")
 	in.do("key", "alt+3")
 	g.waitTrace(map[string]any{"kind": "screen", "screen": "memory"}, nil)
+	in.drawn()
+	in.do("mousemove", strconv.Itoa(x+206), strconv.Itoa(y+106), "click", "1") // the "Last turn recalled" tab
 	in.screenshot("memory", shot)
 	if code := g.stop(); code != 0 {
 		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
