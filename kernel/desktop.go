@@ -126,7 +126,6 @@ func (k *Kernel) SetPaused(ctx context.Context, paused bool) error {
 		k.log.Info("kernel resumed")
 	}
 	k.publish(typ, map[string]any{"paused": paused})
-	// Native plugins get kernel/paused or kernel/resumed here (native-plugins issue).
 	return nil
 }
 

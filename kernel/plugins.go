@@ -17,6 +17,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/plugins/host"
+	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
 // Plugins added through the API are stored as settings "plugin/<name>" holding a
@@ -37,6 +38,10 @@ type pluginHost interface {
 	Get(name string) (host.Status, error)
 	Logs(name string, n int) ([]host.LogLine, error)
 	Close(ctx context.Context) error
+	// SetPaused tells the native plugins that the kernel paused or resumed.
+	SetPaused(paused bool)
+	// SendChannel delivers a reply on a native plugin's channel.
+	SendChannel(ctx context.Context, plugin string, m protocol.ChannelSendParams) (protocol.ChannelSendResult, error)
 }
 
 // plugins is the kernel's side of the plugin host: the supervisor, the tool registry it attaches
@@ -49,18 +54,24 @@ type plugins struct {
 	mu        sync.Mutex // serialises AddPlugin and remove (held across host calls)
 	regMu     sync.Mutex // serialises AddTool's name choice (the host calls AddTool, maybe under mu)
 	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	wg        sync.WaitGroup // the background adds
+	bg        sync.WaitGroup // the pause forwarder and channel turns
 	closeOnce sync.Once
 	closeErr  error
+
+	grants grants // which plugin serves which turn now (plugins_native.go)
+
+	chanMu sync.Mutex      // guards base against close
+	base   context.Context // channel turns run under it; cancelled by close
 }
 
 // newPlugins builds the plugin side of k; the host is started by [plugins.start].
-func newPlugins(k *Kernel, cfg []config.PluginConfig, newHost func(host.Registry, host.Publisher) pluginHost) *plugins {
+func newPlugins(k *Kernel, cfg []config.PluginConfig, newHost func(host.Registry, host.Publisher, host.Services) pluginHost) *plugins {
 	p := &plugins{k: k, config: map[string]config.PluginConfig{}}
 	for _, c := range cfg {
 		p.config[c.Name] = c
 	}
-	p.host = newHost(pluginRegistry{k: k, p: p}, pluginEvents{k})
+	p.host = newHost(pluginRegistry{k: k, p: p}, pluginEvents{k}, nativeServices{k: k, p: p})
 	return p
 }
 
@@ -99,7 +110,10 @@ func (p *plugins) start(ctx context.Context) error {
 		specs = append(specs, toSpec(c))
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p.cancel = cancel
+	p.chanMu.Lock()
+	p.cancel, p.base = cancel, bctx
+	p.chanMu.Unlock()
+	p.forwardPause(bctx)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -118,10 +132,13 @@ func (p *plugins) start(ctx context.Context) error {
 // close stops adding plugins and runs the host's stop ladder for each of them, once.
 func (p *plugins) close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
+		p.chanMu.Lock()
 		if p.cancel != nil {
 			p.cancel()
 		}
+		p.chanMu.Unlock()
 		p.wg.Wait()
+		p.bg.Wait()
 		p.closeErr = p.host.Close(ctx)
 	})
 	return p.closeErr
@@ -340,7 +357,8 @@ func (r pluginRegistry) AddTool(plugin string, t host.ToolInfo, call host.CallFu
 	if len(params) == 0 || !json.Valid(params) {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	pt := pluginTool{spec: llm.Tool{Name: name, Description: t.Description, Parameters: params}, readOnly: t.ReadOnly, call: call}
+	pt := pluginTool{spec: llm.Tool{Name: name, Description: t.Description, Parameters: params}, readOnly: t.ReadOnly, call: call,
+		plugin: plugin, grants: &r.p.grants}
 	if err := r.k.agent.AddTool(pt, plugin); err != nil {
 		// A schema the agent cannot read still lets the model call the tool; the plugin checks.
 		pt.spec.Parameters = json.RawMessage(`{"type":"object"}`)
@@ -381,7 +399,8 @@ func (r pluginRegistry) SetTools(plugin string, infos []host.ToolInfo, calls []h
 			params = json.RawMessage(`{"type":"object"}`) // the plugin checks what the agent cannot read
 		}
 		names = append(names, name)
-		tools = append(tools, pluginTool{spec: llm.Tool{Name: name, Description: t.Description, Parameters: params}, readOnly: t.ReadOnly, call: calls[i]})
+		tools = append(tools, pluginTool{spec: llm.Tool{Name: name, Description: t.Description, Parameters: params}, readOnly: t.ReadOnly,
+			call: calls[i], plugin: plugin, grants: &r.p.grants})
 	}
 	if err := r.k.agent.ReplaceTools(plugin, tools); err != nil {
 		return nil, err
@@ -397,11 +416,20 @@ type pluginTool struct {
 	spec     llm.Tool
 	readOnly bool
 	call     host.CallFunc
+	plugin   string
+	grants   *grants // nil in tests of the tool alone
 }
 
 func (t pluginTool) Spec() llm.Tool     { return t.spec }
 func (t pluginTool) ParallelSafe() bool { return t.readOnly }
+
+// Run calls the plugin; while it runs, the plugin may use the turn's memory scope.
 func (t pluginTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	if t.grants != nil {
+		if tr, ok := agent.TurnFrom(ctx); ok {
+			defer t.grants.grant(tr.TurnID, t.plugin)()
+		}
+	}
 	return t.call(ctx, args)
 }
 

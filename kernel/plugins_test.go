@@ -13,12 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/memtest"
 	"github.com/hologramagent/hologram/plugins/host"
+	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
 // fakeHost is a hand-written pluginHost: Add "starts" a plugin at once, its tools given by
@@ -32,6 +35,9 @@ type fakeHost struct {
 	added   []host.Spec
 	addErr  error
 	closed  bool
+	pauses  []bool                       // SetPaused calls
+	pauseCh chan bool                    // if set, receives every SetPaused
+	sent    []protocol.ChannelSendParams // SendChannel calls
 }
 
 func (h *fakeHost) Add(_ context.Context, s host.Spec) (host.Status, error) {
@@ -159,6 +165,25 @@ func (h *fakeHost) Logs(name string, n int) ([]host.LogLine, error) {
 		lines = lines[len(lines)-n:]
 	}
 	return lines, nil
+}
+
+func (h *fakeHost) SetPaused(paused bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pauses = append(h.pauses, paused)
+	if h.pauseCh != nil {
+		h.pauseCh <- paused
+	}
+}
+
+func (h *fakeHost) SendChannel(_ context.Context, plugin string, m protocol.ChannelSendParams) (protocol.ChannelSendResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, err := h.get(plugin); err != nil {
+		return protocol.ChannelSendResult{}, err
+	}
+	h.sent = append(h.sent, m)
+	return protocol.ChannelSendResult{MessageID: fmt.Sprint(len(h.sent))}, nil
 }
 
 func (h *fakeHost) Close(context.Context) error {
@@ -405,5 +430,153 @@ func TestPluginEvents(t *testing.T) {
 	if s := log.String(); !strings.Contains(s, `level=WARN msg="plugin crashed" event=plugin_crashed error="exit status 137" plugin=e`) ||
 		!strings.Contains(s, `level=INFO msg="plugin started"`) {
 		t.Fatalf("log:\n%s", s)
+	}
+}
+
+func TestNativeServicesRefuseBadInput(t *testing.T) {
+	t.Parallel()
+	k, _ := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), nil, nil)
+	svc := nativeServices{k: k, p: k.plugins}
+	ctx := context.Background()
+	long := strings.Repeat("x", maxPluginCommit+1)
+	tests := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"bad channel", func() error {
+			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "a b", Partner: "x", Text: "hi"})
+			return err
+		}, `channel name "a b"`},
+		{"no partner", func() error {
+			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Text: "hi"})
+			return err
+		}, "partner must be 1 to 128 characters"},
+		{"empty message", func() error {
+			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "  "})
+			return err
+		}, "the message is empty"},
+		{"wrong scene", func() error {
+			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "hi", Scene: "chan:qq/peer:other"})
+			return err
+		}, `is not the scene of channel qq and partner g ("chan:qq/peer:g")`},
+		{"bad block", func() error {
+			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "hi", Blocks: []protocol.Block{{Kind: "video"}}})
+			return err
+		}, `kind must be "text", "image" or "audio"`},
+		{"no provider", func() error {
+			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "hi"})
+			return err
+		}, "no LLM provider configured"},
+		{"recall without memory", func() error {
+			_, err := svc.Recall(ctx, "p", protocol.MemoryRecallParams{Query: "x"})
+			return err
+		}, "memory features need an indexed store"},
+		{"empty commit", func() error {
+			_, err := svc.Commit(ctx, "p", protocol.MemoryCommitParams{Text: " "})
+			return err
+		}, "the text is empty"},
+		{"long commit", func() error {
+			_, err := svc.Commit(ctx, "p", protocol.MemoryCommitParams{Text: long})
+			return err
+		}, "at most 65536"},
+		{"commit in a foreign turn", func() error {
+			_, err := svc.Commit(ctx, "p", protocol.MemoryCommitParams{Text: "x", Turn: "t123"})
+			return err
+		}, `turn "t123" is not one this plugin is serving now`},
+		{"notify without title", func() error {
+			_, err := svc.Notify(ctx, "p", protocol.NotifyParams{Body: "b"})
+			return err
+		}, "the title is empty"},
+		{"complete without messages", func() error {
+			_, err := svc.Complete(ctx, "p", protocol.CompleteParams{})
+			return err
+		}, "no messages"},
+		{"complete with a tool role", func() error {
+			_, err := svc.Complete(ctx, "p", protocol.CompleteParams{Messages: []protocol.ChatMessage{{Role: "tool", Content: "x"}}})
+			return err
+		}, `role must be system, user or assistant, got "tool"`},
+		{"complete with too many tokens", func() error {
+			_, err := svc.Complete(ctx, "p", protocol.CompleteParams{Messages: []protocol.ChatMessage{{Role: "user"}}, MaxTokens: 1 << 20})
+			return err
+		}, "max_tokens must be from 1 to 8192"},
+		{"bad event type", func() error {
+			_, err := svc.Subscribe("p", []string{"a b"}, func(protocol.EventParams) {})
+			return err
+		}, `event type "a b"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNativeServicesCommitOutsideATurn(t *testing.T) {
+	t.Parallel()
+	store := memtest.NewMem(nil)
+	k, _ := pluginKernel(t, store, config.Default(func(string) string { return "" }), nil, nil)
+	svc := nativeServices{k: k, p: k.plugins}
+	res, err := svc.Commit(context.Background(), "diary", protocol.MemoryCommitParams{Text: "a quiet day", Meta: map[string]string{"mood": "calm"}})
+	if err != nil || res.Session != "plugin:diary" || res.Channel != "plugin:diary" || res.Scope != "private" {
+		t.Fatalf("commit %+v %v", res, err)
+	}
+	evs, err := store.History(context.Background(), "plugin:diary", 0)
+	if err != nil || len(evs) != 1 || evs[0].Content != "a quiet day" || evs[0].Meta["plugin"] != "diary" || evs[0].Meta["mood"] != "calm" {
+		t.Fatalf("stored %+v %v", evs, err)
+	}
+}
+
+func TestNativeHooksAndPause(t *testing.T) {
+	t.Parallel()
+	k, h := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), nil, nil)
+	svc := nativeServices{k: k, p: k.plugins}
+	var got protocol.StageData
+	run := func(_ context.Context, d protocol.StageData) (protocol.HookPatch, error) {
+		got = d
+		msgs := []protocol.ChatMessage{{Role: "user", Content: "rewritten"}}
+		return protocol.HookPatch{Messages: &msgs, Deny: new(string)}, nil
+	}
+	if err := svc.SetHooks("p", []host.HookInfo{{Name: "h", Stage: "context", Priority: 3, Run: run}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.SetHooks("q", []host.HookInfo{{Name: "h", Stage: "later", Run: run}}); err == nil || !strings.Contains(err.Error(), `unknown stage "later"`) {
+		t.Fatalf("bad stage: %v", err)
+	}
+	// The hook is an agent hook named p/h; its patch converts field by field.
+	if n := k.agent.RemoveHooks("p/"); n != 1 {
+		t.Fatalf("p's hooks: %d", n)
+	}
+	d := &agent.StageData{Stage: agent.StageContext, TurnID: "t1", Input: "in", Scope: memory.Scope{Kind: memory.ScopeGroup, Group: "g"},
+		Messages: []llm.Message{{Role: "user", Content: "hi", ToolCalls: []llm.ToolCall{{ID: "c", Name: "n", Arguments: "{}"}}}}}
+	w := toWireStage(d)
+	if w.Scope != "group:g" || w.Messages[0].ToolCalls[0].ID != "c" || w.TurnID != "t1" {
+		t.Fatalf("wire %+v", w)
+	}
+	patch, _ := run(context.Background(), w)
+	p := fromWirePatch(patch)
+	if p.Messages == nil || (*p.Messages)[0].Content != "rewritten" || p.Deny == nil || got.Input != "in" {
+		t.Fatalf("patch %+v", p)
+	}
+
+	// The owner's pause reaches the host, in order.
+	h.mu.Lock()
+	h.pauseCh = make(chan bool, 4)
+	h.mu.Unlock()
+	for _, paused := range []bool{true, false} {
+		if err := k.SetPaused(context.Background(), paused); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-h.pauseCh:
+			if got != paused {
+				t.Fatalf("the host heard paused=%v, want %v", got, paused)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("paused=%v never reached the host", paused)
+		}
 	}
 }

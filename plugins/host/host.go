@@ -37,6 +37,21 @@ type Options struct {
 	LogLines       int           // stderr lines kept per plugin; default 500
 	// ClientInfo is how the host introduces itself in initialize; default {hologram, dev}.
 	ClientInfo protocol.Implementation
+
+	// Services is the kernel's side of the native extensions (hooks, channels, memory, events,
+	// notify, llm); nil: native plugins get the MCP lifecycle only, and their kernel calls are
+	// answered "not available".
+	Services Services
+	// TurnOf returns the id of the agent turn a tool call's context belongs to ("" outside a
+	// turn); native plugins receive it in tools/call's _meta. nil: never sent.
+	TurnOf func(ctx context.Context) string
+	// HookTimeout bounds one run of a plugin hook that declares no timeout; default 2s.
+	// MaxHookTimeout caps what a plugin may declare; default 30s.
+	HookTimeout    time.Duration
+	MaxHookTimeout time.Duration
+	// Shm, when set, gives each native plugin process its own shared-memory region (fds 3, 4,
+	// 5) for payloads over 64 KiB and the event ring; nil: no region.
+	Shm *ShmOptions
 }
 
 // withDefaults returns o with every zero field set to its default.
@@ -73,6 +88,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LogLines <= 0 {
 		o.LogLines = 500
+	}
+	if o.HookTimeout <= 0 {
+		o.HookTimeout = DefaultHookTimeout
+	}
+	if o.MaxHookTimeout <= 0 {
+		o.MaxHookTimeout = DefaultMaxHookTimeout
 	}
 	if o.ClientInfo.Name == "" {
 		o.ClientInfo.Name = "hologram"

@@ -462,7 +462,7 @@ func TestNativeCapabilitiesAndShutdown(t *testing.T) {
 	for method, want := range map[string]string{
 		"sampling/createMessage": `error -32001: method sampling/createMessage needs capability "llm" (not declared in the manifest)`,
 		"owner/notify":           `error -32001: method owner/notify needs capability "notify" (not declared in the manifest)`,
-		"memory/search":          `error -32601: method memory/search (capability "memory") is not available in this version of the host`,
+		"memory/search":          `error -32601: method memory/search is not available: this host has no kernel services`,
 		"frob":                   `error -32601: method not found: frob`,
 	} {
 		got, err := e.call(t, "p.ask", fmt.Sprintf(`{"method":%q}`, method))

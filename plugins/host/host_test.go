@@ -223,9 +223,10 @@ func TestCapabilityFor(t *testing.T) {
 	t.Parallel()
 	for method, want := range map[string]string{
 		"sampling/createMessage": "llm", "llm/complete": "llm", "memory/search": "memory",
-		"owner/notify": "notify", "events/subscribe": "events", "frobnicate": "",
+		"owner/notify": "notify", "events/subscribe": "events", "kernel/paused": "lifecycle", "channel/input": "channels",
+		"hooks/run": "hooks", "frobnicate": "",
 	} {
-		if got := capabilityFor(method); got != want {
+		if got := protocol.CapabilityFor(method); got != want {
 			t.Errorf("%s: %q, want %q", method, got, want)
 		}
 	}

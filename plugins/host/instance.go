@@ -22,7 +22,7 @@ import (
 
 // CodeCapability is the JSON-RPC error code of a request refused because the plugin's manifest
 // does not declare the capability the method needs.
-const CodeCapability = -32001
+const CodeCapability = protocol.CodeCapability
 
 // maxLogLine bounds one stderr line kept in the ring; the rest of a longer line is dropped.
 const maxLogLine = 16 << 10
@@ -54,6 +54,9 @@ type instance struct {
 	stopping atomic.Bool   // the stop ladder is running: death is not a crash
 	detached bool          // guarded by p.toolsMu: never attach tools again
 	relist   chan struct{} // tools/list_changed arrived (capacity 1)
+
+	fromPlugin, toPlugin counter // bytes over the protocol pipes
+	nativeState                  // native extensions (native.go)
 }
 
 // launch starts a process for p and runs the handshake. On error the returned instance, if not
@@ -76,14 +79,28 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
+	var reg region
+	if p.native() && p.h.opts.Shm != nil {
+		if reg, err = newRegion(*p.h.opts.Shm); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("shared memory: %w", err)
+		}
+	}
+	closeReg := func() {
+		if reg != nil {
+			reg.Close()
+		}
+	}
 	outR, outW, err := pipe()
 	if err != nil {
 		closeAll()
+		closeReg()
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	errR, errW, err := pipe()
 	if err != nil {
 		closeAll()
+		closeReg()
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
 	argv := p.prep.argv
@@ -91,12 +108,16 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 	cmd.Dir = p.prep.dir
 	cmd.Env = append(os.Environ(), p.prep.spec.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if reg != nil {
+		cmd.ExtraFiles = reg.ChildFiles() // fds 3, 4, 5
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &instance{
 		p: p, cmd: cmd, stdin: inW, ctx: ctx, cancel: cancel,
 		exited: make(chan struct{}), cleaned: make(chan struct{}),
 		dead: make(chan struct{}), relist: make(chan struct{}, 1),
 	}
+	in.region = reg
 	started := make(chan error, 1)
 	startLocked(cmd, started, func(err error) {
 		in.waitErr = err
@@ -111,6 +132,7 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 		inW.Close()
 		outR.Close()
 		errR.Close()
+		closeReg()
 		cancel()
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
@@ -122,7 +144,7 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 			maxFrame = protocol.DefaultNativeMaxFrame
 		}
 	}
-	in.conn = protocol.NewConn(outR, inW, protocol.ConnOptions{
+	in.conn = protocol.NewConn(countingReader{outR, &in.fromPlugin}, countingWriter{inW, &in.toPlugin}, protocol.ConnOptions{
 		MaxFrame:       maxFrame,
 		Handler:        protocol.HandlerFunc(in.handle),
 		Logger:         p.log,
@@ -146,6 +168,9 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 	if err := in.handshake(r); err != nil {
 		return in, err
 	}
+	p.mu.Lock()
+	p.inst = in
+	p.mu.Unlock()
 	go in.pinger()
 	go in.relister()
 	return in, nil
@@ -173,6 +198,12 @@ func (in *instance) reap(runDone, errDone <-chan struct{}, errR *os.File) {
 	<-runDone
 	<-errDone
 	in.cancel()
+	in.endNative()
+	if in.region != nil {
+		if err := in.region.Close(); err != nil {
+			in.p.log.Warn("closing the shared-memory region", "err", err)
+		}
+	}
 }
 
 // die records the first cause of death: it detaches the plugin's tools before anything else
@@ -180,6 +211,11 @@ func (in *instance) reap(runDone, errDone <-chan struct{}, errR *os.File) {
 func (in *instance) die(err error) {
 	in.deadOnce.Do(func() {
 		in.p.detach(in)
+		in.p.mu.Lock()
+		if in.p.inst == in {
+			in.p.inst = nil
+		}
+		in.p.mu.Unlock()
 		in.deadErr = err
 		close(in.dead)
 	})
@@ -286,6 +322,13 @@ func (in *instance) handshake(r *runner) error {
 		ProtocolVersion: protocol.LatestVersion,
 		ClientInfo:      in.p.h.opts.ClientInfo,
 	}
+	if in.p.native() {
+		hello, err := json.Marshal(in.hello())
+		if err != nil {
+			return fmt.Errorf("handshake: %w", err)
+		}
+		params.Capabilities.Experimental = map[string]json.RawMessage{protocol.ExtensionName: hello}
+	}
 	if err := in.conn.Call(ctx, protocol.MethodInitialize, params, &res); err != nil {
 		return wrap("initialize", err)
 	}
@@ -295,17 +338,29 @@ func (in *instance) handshake(r *runner) error {
 	}
 	in.p.log.Debug("plugin initialized", "server", res.ServerInfo.Name, "version", res.ServerInfo.Version,
 		"protocol", res.ProtocolVersion)
+	if in.p.native() {
+		offer, _, err := protocol.OfferFrom(res.Capabilities)
+		if err == nil {
+			err = in.acceptOffer(offer)
+		}
+		if err != nil {
+			return fmt.Errorf("handshake: initialize: native extensions: %w", err)
+		}
+	}
 	if err := in.conn.Notify(protocol.NotifInitialized, nil); err != nil {
 		return wrap("initialized", err)
 	}
-	if res.Capabilities.Tools == nil {
-		return in.attach(nil)
+	var tools []protocol.Tool
+	if res.Capabilities.Tools != nil {
+		var err error
+		if tools, err = in.listTools(ctx); err != nil {
+			return wrap("tools/list", err)
+		}
 	}
-	tools, err := in.listTools(ctx)
-	if err != nil {
-		return wrap("tools/list", err)
+	if err := in.attach(tools); err != nil {
+		return err
 	}
-	return in.attach(tools)
+	return in.attachHooks()
 }
 
 // listTools lists every page of the plugin's tools.
@@ -398,7 +453,13 @@ func (in *instance) callFunc(tool string) CallFunc {
 			args = json.RawMessage("{}")
 		}
 		var res protocol.CallToolResult
-		err := in.conn.Call(ctx, protocol.MethodToolsCall, protocol.CallToolParams{Name: tool, Arguments: args}, &res)
+		params := protocol.CallToolParams{Name: tool, Arguments: args}
+		if turnOf := in.p.h.opts.TurnOf; turnOf != nil && in.p.native() {
+			if turn := turnOf(ctx); turn != "" {
+				params.Meta = &protocol.RequestMeta{Turn: turn}
+			}
+		}
+		err := in.conn.Call(ctx, protocol.MethodToolsCall, params, &res)
 		if err != nil {
 			if errors.Is(err, protocol.ErrClosed) {
 				return "", in.diedDuringCall()
@@ -407,6 +468,9 @@ func (in *instance) callFunc(tool string) CallFunc {
 			if errors.As(err, &rpc) {
 				return "", fmt.Errorf("plugin %s: tool %s: %s", in.p.name(), tool, rpc.Message)
 			}
+			return "", fmt.Errorf("plugin %s: tool %s: %w", in.p.name(), tool, err)
+		}
+		if err := in.resolveRefs(&res); err != nil {
 			return "", fmt.Errorf("plugin %s: tool %s: %w", in.p.name(), tool, err)
 		}
 		text := resultText(&res)
@@ -442,11 +506,11 @@ func (in *instance) diedDuringCall() error {
 	return fmt.Errorf("plugin %s died during the call (%s)", in.p.name(), why)
 }
 
-// handle answers requests from the plugin. This host exposes no kernel methods yet: ping is
-// answered; for a native plugin every other request is refused with an error naming the
-// capability it would need ([CodeCapability] when the manifest does not declare it); an MCP
-// server is told the method is not supported by this client.
-func (in *instance) handle(_ context.Context, method string, _ json.RawMessage) (any, error) {
+// handle answers requests from the plugin: ping for everyone; for a native plugin the kernel
+// methods of the native extensions, each only when the manifest declares its capability
+// ([CodeCapability] with the capability named otherwise); an MCP server is told the method is
+// not supported by this client.
+func (in *instance) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if method == protocol.MethodPing {
 		return struct{}{}, nil
 	}
@@ -454,40 +518,14 @@ func (in *instance) handle(_ context.Context, method string, _ json.RawMessage) 
 		return nil, &protocol.Error{Code: protocol.MethodNotFound,
 			Message: fmt.Sprintf("method %s is not supported by this client", method)}
 	}
-	capability := capabilityFor(method)
+	capability := protocol.CapabilityFor(method)
 	if capability == "" {
 		return nil, &protocol.Error{Code: protocol.MethodNotFound, Message: "method not found: " + method}
 	}
-	if !slices.Contains(in.p.prep.manifest.Capabilities, capability) {
-		return nil, &protocol.Error{Code: CodeCapability,
-			Message: fmt.Sprintf("method %s needs capability %q (not declared in the manifest)", method, capability)}
+	if !in.hasCap(capability) {
+		return nil, protocol.CapabilityError(method, capability)
 	}
-	return nil, &protocol.Error{Code: protocol.MethodNotFound,
-		Message: fmt.Sprintf("method %s (capability %q) is not available in this version of the host", method, capability)}
-}
-
-// capabilityPrefixes maps method namespaces to the manifest capability they need
-// (ARCHITECTURE.md §5). The native extension methods themselves arrive with the next issue.
-var capabilityPrefixes = []struct{ prefix, capability string }{
-	{"sampling/", "llm"},
-	{"llm/", "llm"},
-	{"memory/", "memory"},
-	{"events/", "events"},
-	{"owner/", "notify"},
-	{"channel/", "channels"},
-	{"hooks/", "hooks"},
-	{"roots/", "roots"},
-	{"elicitation/", "owner"},
-}
-
-// capabilityFor returns the capability method needs, or "" for an unknown method.
-func capabilityFor(method string) string {
-	for _, c := range capabilityPrefixes {
-		if strings.HasPrefix(method, c.prefix) {
-			return c.capability
-		}
-	}
-	return ""
+	return in.serveNative(ctx, method, params)
 }
 
 // notification handles notifications from the plugin. It runs on the read loop and never blocks.

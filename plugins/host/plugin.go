@@ -25,10 +25,12 @@ type plugin struct {
 	lastErr string
 	started time.Time
 	breaker breaker
-	run     *runner // the current supervisor; nil when none
+	run     *runner   // the current supervisor; nil when none
+	inst    *instance // the instance that passed its handshake and has not died; nil otherwise
 	toolsMu sync.Mutex
 	tools   []string  // model-visible names, guarded by toolsMu
 	toolsOf *instance // the instance whose tools are attached, guarded by toolsMu
+	hooksOf *instance // the instance whose hooks are attached, guarded by toolsMu
 }
 
 // runner is one supervisor goroutine: it starts the process, restarts it after crashes and
@@ -174,9 +176,15 @@ func (p *plugin) detach(inst *instance) {
 	defer p.toolsMu.Unlock()
 	if inst != nil {
 		inst.detached = true
-		if p.toolsOf != inst {
-			return
+	}
+	if p.hooksOf != nil && (inst == nil || p.hooksOf == inst) {
+		if err := p.h.opts.Services.SetHooks(p.name(), nil); err != nil {
+			p.log.Warn("removing the plugin's hooks", "err", err)
 		}
+		p.hooksOf = nil
+	}
+	if inst != nil && p.toolsOf != inst {
+		return
 	}
 	if p.toolsOf != nil || len(p.tools) > 0 {
 		p.h.opts.Registry.RemoveTools(p.name())

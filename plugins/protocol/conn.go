@@ -46,6 +46,10 @@ type ConnOptions struct {
 	// read loop, one at a time: it must not block and must not wait for a
 	// [Conn.Call] on the same Conn.
 	OnNotification func(method string, params json.RawMessage)
+	// OnResponded, when set, is called after the response to a request has been written (or
+	// failed to be), from the goroutine that served it: e.g. a plugin exits once its answer to
+	// shutdown is on the wire.
+	OnResponded func(method string, err error)
 }
 
 // Conn is one JSON-RPC endpoint over a reader and a writer: it serves the
@@ -271,7 +275,10 @@ func (c *Conn) serve(ctx context.Context, m Message) {
 		c.mu.Unlock()
 		cancel()
 		if !skip {
-			c.respond(id, res, err)
+			werr := c.respond(id, res, err)
+			if c.opts.OnResponded != nil {
+				c.opts.OnResponded(m.Method, werr)
+			}
 		}
 	}()
 }
@@ -290,8 +297,8 @@ func (c *Conn) call(ctx context.Context, m Message) (res any, err error) {
 	return c.opts.Handler.Handle(ctx, m.Method, m.Params)
 }
 
-// respond sends the response for request id.
-func (c *Conn) respond(id ID, res any, err error) {
+// respond sends the response for request id and returns the write error, if any.
+func (c *Conn) respond(id ID, res any, err error) error {
 	m := Message{ID: &id}
 	if err == nil {
 		raw, merr := marshal(res)
@@ -315,6 +322,7 @@ func (c *Conn) respond(id ID, res any, err error) {
 	if err != nil {
 		c.log.Warn("sending a response", "id", id.String(), "err", err)
 	}
+	return err
 }
 
 // toError maps a handler error to the error object sent to the peer.

@@ -115,6 +115,9 @@ type ListToolsResult struct {
 type CallToolParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Meta carries the native extensions' request metadata (the turn); only native plugins
+	// receive it.
+	Meta *RequestMeta `json:"_meta,omitempty"`
 }
 
 // CallToolResult is the result of tools/call. A tool failure is a result with
@@ -127,7 +130,10 @@ type CallToolResult struct {
 
 // Content is one content block: "text" (Text), "image" or "audio" (Data in
 // base64, MimeType), "resource_link" (URI, Name, MimeType) or "resource"
-// (Resource).
+// (Resource). Between the kernel and a native plugin with a shared-memory
+// region, a text or a media item over [InlineMax] bytes carries Ref instead
+// of Text or Data: the text's UTF-8 bytes, or the media's raw (not base64)
+// bytes, in the sender's arena.
 type Content struct {
 	Type     string          `json:"type"`
 	Text     string          `json:"text,omitempty"`
@@ -136,6 +142,7 @@ type Content struct {
 	URI      string          `json:"uri,omitempty"`
 	Name     string          `json:"name,omitempty"`
 	Resource json.RawMessage `json:"resource,omitempty"`
+	Ref      *Ref            `json:"ref,omitempty"`
 }
 
 // LoggingMessageParams are the params of notifications/message.

@@ -1,0 +1,25 @@
+// Command echo is HologramAgent's example native plugin, built on plugins/sdk. It exercises the
+// whole plugin surface (docs/plugins.md): tools (echo, a large result through shared memory,
+// memory, notifications, LLM completions, channel input), stage hooks (a short-circuit reply, a
+// denial, a slow hook, an output signature), a channel named "echo", kernel events and the
+// kernel's pause. Its plugin.json, beside this file, declares every capability.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hologramagent/hologram/plugins/sdk"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := sdk.Serve(ctx, newEcho().plugin()); err != nil {
+		fmt.Fprintln(os.Stderr, "echo:", err)
+		os.Exit(1)
+	}
+}
