@@ -1,0 +1,41 @@
+// Command rss is HologramAgent's feed plugin, built on plugins/sdk: the owner subscribes to
+// RSS, Atom and JSON feeds (parsed with github.com/mmcdole/gofeed); the plugin fetches them on
+// a schedule (per-feed interval, ETag and Last-Modified, backoff on errors), skips items it has
+// seen (by GUID, else link), summarises new ones with the owner's model (llm/complete) or, with
+// no model configured, keeps an excerpt, and stores them in the owner's private memory. Fetching
+// stops while the kernel is paused. Loopback, private and link-local addresses are refused
+// unless allow-listed. README.md beside this file documents the tools and the environment.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hologramagent/hologram/plugins/sdk"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "rss:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves the plugin until ctx ends or the kernel stops it.
+func run(ctx context.Context) error {
+	cfg, err := ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	r, err := newRSS(cfg, systemClock{}, sdk.NewLogger(os.Stderr, slog.LevelInfo))
+	if err != nil {
+		return err
+	}
+	return sdk.Serve(ctx, r.plugin())
+}
