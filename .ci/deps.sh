@@ -13,8 +13,11 @@ command -v npm >/dev/null || need+=(npm)
 [ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)
 # The desktop app (Fyne: OpenGL + X11 headers; toolchain-notes-gui §1) and its tests: a virtual
 # display, input and screenshots, a private D-Bus session bus, CJK fonts for Chinese text.
+# The dense-embedding tests generate tiny ONNX models with Debian's python3-onnx; the web plugin
+# drives Debian's chromium.
 for p in libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
-  xvfb xauth x11-utils xdotool imagemagick dbus fonts-noto-cjk; do
+  xvfb xauth x11-utils xdotool imagemagick dbus fonts-noto-cjk \
+  python3-onnx python3-numpy chromium; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

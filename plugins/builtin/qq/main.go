@@ -1,0 +1,46 @@
+// Command qq is HologramAgent's QQ channel plugin (a native plugin on plugins/sdk): it speaks
+// OneBot v11 over WebSocket to a QQ bridge such as NapCat, forward (the plugin dials the
+// bridge) or reverse (the bridge dials the plugin; the access token is checked). Private
+// messages become channel input with the sender's number as the partner; group messages that
+// @-mention the bot (or contain a configured keyword) become input of partner group_<number>
+// in the declared scene chan:qq/peer:group_<number>. Replies go back with send_private_msg or
+// send_group_msg. Messages are rate-limited per partner, and the owner-only tools refuse turns
+// that are not the owner's. It is configured through the environment (README.md).
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hologramagent/hologram/plugins/sdk"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log := sdk.NewLogger(os.Stderr, slog.LevelInfo)
+	cfg, err := LoadConfig(os.Getenv, readTokenFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "qq: configuration:", err)
+		os.Exit(1)
+	}
+	var ln net.Listener
+	if cfg.Listen != "" {
+		if ln, err = ListenReverse(ctx, cfg.Listen); err != nil {
+			fmt.Fprintln(os.Stderr, "qq:", err)
+			os.Exit(1)
+		}
+	}
+	p := newQQ(cfg, NewBridge(log), ln, time.Now).plugin()
+	p.Logger = log
+	if err := sdk.Serve(ctx, p); err != nil {
+		fmt.Fprintln(os.Stderr, "qq:", err)
+		os.Exit(1)
+	}
+}
