@@ -136,11 +136,12 @@ func newStarMapView(vm *StarMapVM, w fyne.Window) *starMapView {
 		periodLabels = append(periodLabels, p.label)
 		periodOf[p.label] = p.value
 	}
-	periodSel := widget.NewSelect(periodLabels, func(s string) {
+	periodSel := widget.NewSelect(periodLabels, nil)
+	periodSel.SetSelected(periods[0].label) // before OnChanged: building the view filters nothing
+	periodSel.OnChanged = func(s string) {
 		_ = vm.Period.Set(periodOf[s])
 		v.refilter()
-	})
-	periodSel.SetSelected(periods[0].label)
+	}
 
 	zoomIn := widget.NewButtonWithIcon("", theme.ZoomInIcon(), func() { v.sky.Zoom(1.5) })
 	zoomOut := widget.NewButtonWithIcon("", theme.ZoomOutIcon(), func() { v.sky.Zoom(1 / 1.5) })
