@@ -67,7 +67,7 @@ run-server: deps $(BIN)/homed $(BIN)/waiter
 	@./.ci/run-local.sh $(BIN)
 
 # test runs every test, integration ones included, with the same flags as the binaries (plus -race).
-test: deps npm-peers
+test: deps npm-peers assets jieba-dict
 	$(GO) vet $(TESTFLAGS) ./...
 	$(GO) test $(TESTFLAGS) -race -count=1 -timeout 20m $(TESTARGS) ./...
 

@@ -16,7 +16,7 @@ command -v npm >/dev/null || need+=(npm)
 # The dense-embedding tests generate tiny ONNX models with Debian's python3-onnx; the web plugin
 # drives Debian's chromium.
 for p in libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
-  xvfb xauth x11-utils xdotool imagemagick dbus fonts-noto-cjk \
+  xvfb xauth x11-utils xdotool imagemagick dbus fonts-noto-cjk fonts-dejavu-core \
   python3-onnx python3-numpy chromium; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done

@@ -11,7 +11,11 @@
 // [Tokenizer.Load] (≈ 1 s and ≈ 130 MB of C memory). A missing dictionary is an error,
 // never a panic, and text without Han characters never needs the dictionaries.
 //
-// The dense (ONNX) side of the package is added separately. The API is internal to
-// HologramAgent and may change; the token rules of [Tokenizer.Tokens] define the terms
-// already stored in memory indexes, so changing them needs a reindex.
+// The dense side: [TextTokenizer] ([WordPiece], [Unigram]) feeds [TextEmbedder] and
+// [ImageTextEmbedder] (ONNX Runtime, see [ORT]); vectors carry a [Space] whose [Space.Fingerprint]
+// the store keeps; [Fuse] merges dense and sparse rankings; [Manager] installs the models of
+// [Catalog].
+//
+// The API is internal to HologramAgent and may change; the token rules of [Tokenizer.Tokens]
+// define the terms already stored in memory indexes, so changing them needs a reindex.
 package embed

@@ -38,9 +38,24 @@ var (
 	osExecutable   = os.Executable
 )
 
-// modulePath is the module whose checkout's build/jieba (written by `make jieba-dict`)
-// [ResolveJiebaDir] accepts.
+// modulePath is the module whose checkout's build/ folder (written by the make targets)
+// [AssetDir.Resolve] accepts.
 const modulePath = "github.com/hologramagent/hologram"
+
+// jiebaAsset describes the jieba dictionary directory for [AssetDir.Resolve].
+func jiebaAsset() AssetDir {
+	return AssetDir{
+		What:     "jieba dictionaries",
+		Env:      JiebaDirEnv,
+		System:   systemJiebaDir,
+		Sub:      "jieba",
+		Checkout: "build/jieba",
+		Make:     "jieba-dict",
+		Files:    JiebaDictFiles[:],
+		NotFound: ErrJiebaDictNotFound,
+		fallback: jiebaModuleCache,
+	}
+}
 
 // ResolveJiebaDir returns the jieba dictionary directory. A directory counts only if it
 // holds all of [JiebaDictFiles].
@@ -59,53 +74,11 @@ const modulePath = "github.com/hologramagent/hologram"
 // The error wraps [ErrJiebaDictNotFound], lists every place tried with what it lacks, and
 // says how to fix it. ResolveJiebaDir only reads the file system; it is safe for concurrent use.
 func ResolveJiebaDir(configured string, getenv func(string) string, exe string) (string, error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	var r dirResolver
-	switch env := getenv(JiebaDirEnv); {
-	case configured != "":
-		if r.try("configured", configured) {
-			return r.found, nil
-		}
-	case env != "":
-		if r.try("$"+JiebaDirEnv, env) {
-			return r.found, nil
-		}
-	default:
-		if r.tryAll(getenv, exe) {
-			return r.found, nil
-		}
-	}
-	return "", r.err()
+	return jiebaAsset().Resolve(configured, getenv, exe)
 }
 
-// dirResolver records the places [ResolveJiebaDir] tried.
-type dirResolver struct {
-	tried []string
-	seen  map[string]bool
-	found string
-}
-
-func (r *dirResolver) tryAll(getenv func(string) string, exe string) bool {
-	if r.try("system", systemJiebaDir) {
-		return true
-	}
-	if exe != "" {
-		exeDir := filepath.Dir(exe)
-		if r.try("next to the executable", filepath.Join(exeDir, "jieba")) ||
-			r.try("next to the executable", filepath.Join(exeDir, "..", "lib", "hologram", "jieba")) {
-			return true
-		}
-		if root := findModuleRoot(exeDir); root != "" && r.try("checkout (make jieba-dict)", filepath.Join(root, "build", "jieba")) {
-			return true
-		}
-	}
-	if wd, err := getwd(); err == nil {
-		if root := findModuleRoot(wd); root != "" && r.try("checkout (make jieba-dict)", filepath.Join(root, "build", "jieba")) {
-			return true
-		}
-	}
+// jiebaModuleCache tries gojieba's own copy of the dictionaries in the Go module cache.
+func jiebaModuleCache(r *dirResolver, getenv func(string) string) bool {
 	modcache := getenv("GOMODCACHE")
 	if modcache == "" {
 		if gopath := filepath.SplitList(getenv("GOPATH")); len(gopath) > 0 && gopath[0] != "" {
@@ -114,18 +87,123 @@ func (r *dirResolver) tryAll(getenv func(string) string, exe string) bool {
 			modcache = filepath.Join(home, "go", "pkg", "mod")
 		}
 	}
-	if modcache != "" {
-		dir := filepath.Join(modcache, "github.com", "yanyiwu", "gojieba@"+GojiebaVersion, "deps", "cppjieba", "dict")
-		if r.try("Go module cache", dir) {
-			return true
-		}
-	} else {
+	if modcache == "" {
 		r.tried = append(r.tried, "Go module cache: $GOMODCACHE, $GOPATH and $HOME unset")
+		return false
 	}
-	return false
+	dir := filepath.Join(modcache, "github.com", "yanyiwu", "gojieba@"+GojiebaVersion, "deps", "cppjieba", "dict")
+	return r.try("Go module cache", dir)
 }
 
-// try checks dir and records the outcome; it reports whether dir holds every dictionary file.
+// AssetDir describes a directory of run-time data files that HologramAgent does not embed
+// (jieba dictionaries, the ONNX Runtime library, OCR models) and where [AssetDir.Resolve]
+// looks for it. The zero value is not useful; the fields are read-only once in use.
+type AssetDir struct {
+	// What names the contents in errors, e.g. "OCR models".
+	What string
+	// Env is the environment variable holding an explicit directory, e.g. HOLOGRAM_OCR_MODELS.
+	Env string
+	// System is where the packages install the files, e.g. /usr/lib/hologram/models/ocr.
+	System string
+	// Sub is the path of the directory next to an executable: <exe dir>/Sub, then
+	// <exe dir>/../lib/hologram/Sub (an unpacked tarball), e.g. "models/ocr".
+	Sub string
+	// Checkout is the path, relative to the root of a checkout of this module, that Make
+	// fills, e.g. "build/models/ocr".
+	Checkout string
+	// Make is the make target that fills Checkout, e.g. "ocr-models".
+	Make string
+	// Files are the regular files a directory must hold to count.
+	Files []string
+	// NotFound is wrapped by every error of Resolve (nil: a generic "not found" error).
+	NotFound error
+
+	// fallback tries places after the checkout (jieba's Go module cache).
+	fallback func(r *dirResolver, getenv func(string) string) bool
+	// hint replaces the "set <Env> to …" advice of the error (ONNX Runtime: a file or a dir).
+	hint string
+}
+
+// Resolve returns the directory holding every file of a.Files.
+//
+// An explicit setting is authoritative and is the only place tried: configured if not "",
+// else the variable a.Env (read with getenv; nil reads nothing) if set. Without one, the
+// places are, in order: a.System; <dir of exe>/a.Sub, then <dir of exe>/../lib/hologram/a.Sub
+// (exe "" skips both); a.Checkout in the checkout of this module (the directory whose go.mod
+// declares github.com/hologramagent/hologram), found upward from exe's directory, then from
+// the working directory.
+//
+// The error wraps a.NotFound, lists every place tried with what it lacks, and says how to fix
+// it (the variable to set, the make target to run). Resolve only reads the file system; it is
+// safe for concurrent use.
+func (a AssetDir) Resolve(configured string, getenv func(string) string, exe string) (string, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	r := dirResolver{files: a.Files}
+	switch env := getenv(a.Env); {
+	case configured != "":
+		if r.try("configured", configured) {
+			return r.found, nil
+		}
+	case a.Env != "" && env != "":
+		if r.try("$"+a.Env, env) {
+			return r.found, nil
+		}
+	default:
+		if r.tryAll(a, getenv, exe) {
+			return r.found, nil
+		}
+	}
+	return "", a.err(r.tried)
+}
+
+// err is the error of a failed Resolve.
+func (a AssetDir) err(tried []string) error {
+	notFound := a.NotFound
+	if notFound == nil {
+		notFound = fmt.Errorf("%s not found", a.What)
+	}
+	hint := a.hint
+	if hint == "" {
+		hint = fmt.Sprintf("set %s to a directory holding %s", a.Env, strings.Join(a.Files, ", "))
+	}
+	return fmt.Errorf("%w; tried:\n  %s\n%s, or run `make %s` in the source checkout",
+		notFound, strings.Join(tried, "\n  "), hint, a.Make)
+}
+
+// dirResolver records the places [AssetDir.Resolve] tried.
+type dirResolver struct {
+	files []string
+	tried []string
+	seen  map[string]bool
+	found string
+}
+
+func (r *dirResolver) tryAll(a AssetDir, getenv func(string) string, exe string) bool {
+	if a.System != "" && r.try("system", a.System) {
+		return true
+	}
+	checkout := "checkout (make " + a.Make + ")"
+	if exe != "" {
+		exeDir := filepath.Dir(exe)
+		if r.try("next to the executable", filepath.Join(exeDir, a.Sub)) ||
+			r.try("next to the executable", filepath.Join(exeDir, "..", "lib", "hologram", a.Sub)) {
+			return true
+		}
+		if root := findModuleRoot(exeDir); root != "" && r.try(checkout, filepath.Join(root, a.Checkout)) {
+			return true
+		}
+	}
+	if wd, err := getwd(); err == nil {
+		if root := findModuleRoot(wd); root != "" && r.try(checkout, filepath.Join(root, a.Checkout)) {
+			return true
+		}
+	}
+	return a.fallback != nil && a.fallback(r, getenv)
+}
+
+// try checks dir and records the outcome; it reports whether dir holds every file.
 func (r *dirResolver) try(label, dir string) bool {
 	dir = filepath.Clean(dir)
 	if r.seen[dir] {
@@ -135,7 +213,7 @@ func (r *dirResolver) try(label, dir string) bool {
 		r.seen = make(map[string]bool)
 	}
 	r.seen[dir] = true
-	if err := checkJiebaDir(dir); err != nil {
+	if err := checkAssetDir(dir, r.files); err != nil {
 		r.tried = append(r.tried, fmt.Sprintf("%s %s: %v", label, dir, err))
 		return false
 	}
@@ -143,13 +221,11 @@ func (r *dirResolver) try(label, dir string) bool {
 	return true
 }
 
-func (r *dirResolver) err() error {
-	return fmt.Errorf("%w; tried:\n  %s\nset %s to a directory holding %s, or run `make jieba-dict` in the source checkout",
-		ErrJiebaDictNotFound, strings.Join(r.tried, "\n  "), JiebaDirEnv, strings.Join(JiebaDictFiles[:], ", "))
-}
-
 // checkJiebaDir reports which dictionary files dir lacks.
-func checkJiebaDir(dir string) error {
+func checkJiebaDir(dir string) error { return checkAssetDir(dir, JiebaDictFiles[:]) }
+
+// checkAssetDir reports whether dir is a directory and which of files it lacks.
+func checkAssetDir(dir string, files []string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -160,7 +236,7 @@ func checkJiebaDir(dir string) error {
 		return errors.New("not a directory")
 	}
 	var missing []string
-	for _, name := range JiebaDictFiles {
+	for _, name := range files {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || !fi.Mode().IsRegular() {
 			missing = append(missing, name)
 		}
