@@ -73,6 +73,7 @@ type App struct {
 	plugins   *PluginsVM
 	starmap   *StarMapVM
 	inspector *InspectorVM
+	approvals *ApprovalsVM // nil when the kernel cannot be asked for approvals
 	settings  *SettingsVM
 	welcomeVM *WelcomeVM
 	tabs      *container.AppTabs
@@ -151,6 +152,10 @@ func (a *App) Show() {
 	a.spawn(a.decide)
 	a.spawn(a.conn.Run)
 	a.spawn(func(ctx context.Context) { a.notes.watchPlugins(ctx, a.isMainHidden, time.After) })
+	if ap, ok := a.o.Service.(client.Approver); ok {
+		a.approvals = NewApprovalsVM(ap)
+		a.spawn(func(ctx context.Context) { a.watchApprovals(ctx, time.After) })
+	}
 }
 
 // closeGrace bounds how long Close waits for the view-models' calls: a turn still streaming
@@ -179,6 +184,9 @@ func (a *App) Close() {
 	}
 	if a.starmap != nil {
 		waits = append(waits, a.starmap.Wait, a.inspector.Wait)
+	}
+	if a.approvals != nil {
+		waits = append(waits, a.approvals.Wait)
 	}
 	if a.settings != nil {
 		waits = append(waits, a.settings.Wait)

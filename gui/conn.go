@@ -471,4 +471,35 @@ func (r *reporting) ImportMemory(ctx context.Context, format string, rd io.Reade
 	return v, err
 }
 
+func (r *reporting) Embedding(ctx context.Context) (client.EmbeddingStatus, error) {
+	v, err := r.s.Embedding(ctx)
+	r.c.Report(err)
+	return v, err
+}
+func (r *reporting) EmbeddingModels(ctx context.Context) ([]client.EmbeddingModel, error) {
+	v, err := r.s.EmbeddingModels(ctx)
+	r.c.Report(err)
+	return v, err
+}
+func (r *reporting) InstallModel(ctx context.Context, id string, progress func(client.ModelProgress)) (client.EmbeddingModel, error) {
+	v, err := r.s.InstallModel(ctx, id, progress)
+	r.c.Report(err)
+	return v, err
+}
+func (r *reporting) ImportModel(ctx context.Context, id, dir string) (client.EmbeddingModel, error) {
+	v, err := r.s.ImportModel(ctx, id, dir)
+	r.c.Report(err)
+	return v, err
+}
+func (r *reporting) UseModel(ctx context.Context, id string) (client.EmbeddingStatus, error) {
+	v, err := r.s.UseModel(ctx, id)
+	r.c.Report(err)
+	return v, err
+}
+func (r *reporting) RemoveModel(ctx context.Context, id string) error {
+	err := r.s.RemoveModel(ctx, id)
+	r.c.Report(err)
+	return err
+}
+
 var _ client.Service = (*reporting)(nil)

@@ -21,9 +21,8 @@ const pluginPollInterval = 10 * time.Second
 //   - a plugin that failed (entered "backoff" or "tripped") while the main window is hidden,
 //     found by polling svc.Plugins every 10 s.
 //
-// Approvals and reminders will come through here as well once the built-in plugins issue lands
-// (the kernel's owner/notify and approval events): they notify whatever the window's state,
-// since they wait for the owner.
+// Approvals (approvals.go) are shown in a dialog and, while the window is hidden, notified here
+// too; plugins' owner/notify messages (calendar reminders) reach the owner's main chat.
 type notifier struct {
 	send func(*fyne.Notification)
 	svc  client.Service

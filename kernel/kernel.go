@@ -78,6 +78,8 @@ type Deps struct {
 	DetectTimeout time.Duration
 	// ProviderTestTimeout bounds TestProvider's request; zero: 20 s.
 	ProviderTestTimeout time.Duration
+	// Embedding is the dense-embedding side (embedding.go); the zero value: sparse only.
+	Embedding EmbeddingDeps
 }
 
 // Kernel is the running agent. It is safe for concurrent use.
@@ -91,7 +93,8 @@ type Kernel struct {
 	state   *kstate.State
 	bus     *events.Bus
 	agent   *agent.Agent
-	mem     *mem // nil without an indexed store
+	mem     *mem   // nil without an indexed store
+	dense   *dense // nil without a model manager (embedding.go)
 	facs    []Facility
 	started time.Time
 	plugins *plugins // the plugin host and its tools (plugins.go)
@@ -153,6 +156,9 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	}
 	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: events.DenyPluginTypes(isKernelEvent)})
 	var window func(ctx context.Context, session, input string) ([]memory.Event, error)
+	if k.dense = newDense(k, deps.Embedding, deps.Store); k.dense != nil {
+		k.state.OnClose(FacilityDense, k.dense.close)
+	}
 	if ms, ok := deps.Store.(MemoryStore); ok && deps.Tokens != nil {
 		m, err := newMem(k, ms, deps.Tokens)
 		if err != nil {
@@ -218,6 +224,11 @@ func (k *Kernel) Start(ctx context.Context) error {
 	}
 	k.state.MarkReady(FacilityAgent)
 	k.state.MarkComplete()
+	if k.dense != nil { // the chosen dense model loads in the background
+		if err := k.dense.start(ctx); err != nil {
+			return fmt.Errorf("kernel: %w", err)
+		}
+	}
 	// Plugins come up in the background once the kernel is ready.
 	if err := k.plugins.start(ctx); err != nil {
 		return fmt.Errorf("kernel: %w", err)

@@ -101,7 +101,11 @@ func (m *mem) session(ctx context.Context, id string) (sessionInfo, error) {
 func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
 	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{}, recalls: map[string]*client.Recall{}, sessWins: map[string]*sessWin{},
 		cfg: window.Config{Budget: k.cfg.Memory.WindowTokens, Recent: k.cfg.Memory.Recent, MaxItems: k.cfg.Agent.HistoryLimit}}
-	rec, err := cold.New(cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames})
+	opts := cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames}
+	if k.dense != nil {
+		opts.Dense = k.dense // embedding.go
+	}
+	rec, err := cold.New(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -161,9 +165,14 @@ func (m *mem) compute(ctx context.Context, session, input string, sink bool) (cl
 	if err != nil {
 		return client.Window{}, nil, fmt.Errorf("window: %w", err)
 	}
+	dense := m.windowDense(ctx, input) // nil: sparse (embedding.go)
 	// Compute and read the result under the lock: the candidates change with every append.
 	m.mu.Lock()
-	res := window.Compute(sw.cands, sw.vocab.Lookup(qterms), sw.vocab.Size(), m.cfg, m.recalled)
+	q := window.Query{Terms: sw.vocab.Lookup(qterms), VocabSize: sw.vocab.Size()}
+	if dense != nil {
+		q.Dense = dense(sw.cands)
+	}
+	res := window.ComputeQuery(sw.cands, q, m.cfg, m.recalled)
 	w := client.Window{Session: session, Input: input, Budget: res.Budget, Used: res.Used, Pinned: res.Pinned, Sunk: len(res.Sunk)}
 	kept := make([]memory.Event, 0, len(res.Items))
 	for _, it := range res.Items {
@@ -241,6 +250,9 @@ func (m *mem) sessionWindow(ctx context.Context, session string) (*sessWin, erro
 func (m *mem) appended(evs []memory.Event) {
 	m.addToWindows(evs)
 	m.obs.appended(evs)
+	if m.k.dense != nil {
+		m.k.dense.notify() // new events to embed, in the background
+	}
 }
 
 // addToWindows adds L1 events to their sessions' loaded windows, in id order.

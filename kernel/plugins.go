@@ -59,7 +59,11 @@ type plugins struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	grants grants // which plugin serves which turn now (plugins_native.go)
+	grants    grants     // which plugin serves which turn now (plugins_native.go)
+	approvals *approvals // the plugins' requests for the owner's approval (approval.go)
+
+	builtinMu sync.Mutex
+	builtin   map[string]bool // the built-in plugins added (builtin.go)
 
 	chanMu sync.Mutex      // guards base against close
 	base   context.Context // channel turns run under it; cancelled by close
@@ -67,7 +71,7 @@ type plugins struct {
 
 // newPlugins builds the plugin side of k; the host is started by [plugins.start].
 func newPlugins(k *Kernel, cfg []config.PluginConfig, newHost func(host.Registry, host.Publisher, host.Services) pluginHost) *plugins {
-	p := &plugins{k: k, config: map[string]config.PluginConfig{}}
+	p := &plugins{k: k, config: map[string]config.PluginConfig{}, approvals: newApprovals(k, k.cfg.Agent), builtin: map[string]bool{}}
 	for _, c := range cfg {
 		p.config[c.Name] = c
 	}
@@ -109,6 +113,15 @@ func (p *plugins) start(ctx context.Context) error {
 		}
 		specs = append(specs, toSpec(c))
 	}
+	shadowed := map[string]bool{}
+	for _, s := range specs {
+		shadowed[s.Name] = true
+	}
+	builtin, err := p.builtinSpecs(ctx, shadowed)
+	if err != nil {
+		return err
+	}
+	specs = append(specs, builtin...)
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.chanMu.Lock()
 	p.cancel, p.base = cancel, bctx
@@ -206,7 +219,9 @@ func (k *Kernel) Plugins(ctx context.Context) ([]client.Plugin, error) {
 	st := k.plugins.host.List()
 	out := make([]client.Plugin, 0, len(st))
 	for _, s := range st {
-		out = append(out, toClientPlugin(s))
+		cp := toClientPlugin(s)
+		cp.Builtin = k.plugins.isBuiltin(s.Name)
+		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -264,9 +279,16 @@ func (k *Kernel) PluginAction(ctx context.Context, name, action string) (client.
 			st, err = p.host.Disable(ctx, name)
 		}
 		if err == nil {
-			k.rememberDisabled(ctx, name, action == client.PluginDisable)
+			if p.isBuiltin(name) {
+				k.rememberBuiltin(ctx, name, action == client.PluginDisable)
+			} else {
+				k.rememberDisabled(ctx, name, action == client.PluginDisable)
+			}
 		}
 	case client.PluginRemove:
+		if p.isBuiltin(name) {
+			return client.Plugin{}, invalid("plugin %s is built in: disable it instead (waiter plugin disable %s)", name, name)
+		}
 		if _, ok := p.config[name]; ok {
 			return client.Plugin{}, invalid("plugin %s is configured in the config file %s: remove it there", name, k.cfg.ConfigFile)
 		}
@@ -284,7 +306,9 @@ func (k *Kernel) PluginAction(ctx context.Context, name, action string) (client.
 	if err != nil {
 		return client.Plugin{}, hostErr(err)
 	}
-	return toClientPlugin(st), nil
+	cp := toClientPlugin(st)
+	cp.Builtin = p.isBuiltin(name)
+	return cp, nil
 }
 
 // rememberDisabled records a stored plugin's disabled flag so it survives a restart.
@@ -427,7 +451,8 @@ func (t pluginTool) ParallelSafe() bool { return t.readOnly }
 func (t pluginTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	if t.grants != nil {
 		if tr, ok := agent.TurnFrom(ctx); ok {
-			defer t.grants.grant(tr.TurnID, t.plugin)()
+			dl, _ := ctx.Deadline()
+			defer t.grants.grantUntil(tr.TurnID, t.plugin, dl)()
 		}
 	}
 	return t.call(ctx, args)

@@ -55,28 +55,45 @@ func pluginChannel(plugin string) string { return "plugin:" + plugin }
 // id learned elsewhere (e.g. from events) opens nothing. Safe for concurrent use.
 type grants struct {
 	mu sync.Mutex
-	m  map[string]int // "turn\x00plugin" → calls in flight
+	m  map[string]int       // "turn\x00plugin" → calls in flight
+	dl map[string]time.Time // "turn\x00plugin" → the latest deadline of its tool calls in flight
 }
 
 // grant opens turn's scope to plugin until the returned func is called.
-func (g *grants) grant(turn, plugin string) func() {
+func (g *grants) grant(turn, plugin string) func() { return g.grantUntil(turn, plugin, time.Time{}) }
+
+// grantUntil is grant for a tool call that must end by deadline (zero: none known); approvals
+// the plugin asks meanwhile end before it ([grants.deadline]).
+func (g *grants) grantUntil(turn, plugin string, deadline time.Time) func() {
 	if turn == "" {
 		return func() {}
 	}
 	key := turn + "\x00" + plugin
 	g.mu.Lock()
 	if g.m == nil {
-		g.m = map[string]int{}
+		g.m, g.dl = map[string]int{}, map[string]time.Time{}
 	}
 	g.m[key]++
+	if deadline.After(g.dl[key]) {
+		g.dl[key] = deadline
+	}
 	g.mu.Unlock()
 	return func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.m[key]--; g.m[key] <= 0 {
 			delete(g.m, key)
+			delete(g.dl, key)
 		}
 	}
+}
+
+// deadline returns the latest deadline of plugin's tool calls in flight in turn.
+func (g *grants) deadline(turn, plugin string) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d, ok := g.dl[turn+"\x00"+plugin]
+	return d, ok && !d.IsZero()
 }
 
 // has reports whether plugin serves turn now.

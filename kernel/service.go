@@ -70,6 +70,7 @@ func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
 	k.turnMu.Lock()
 	active := len(k.turns)
 	k.turnMu.Unlock()
+	emb := k.embeddingStatus()
 	return client.Status{
 		Version:     Version,
 		PID:         k.pid(),
@@ -83,6 +84,7 @@ func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
 		Pending:     snap.Pending,
 		ActiveTurns: active,
 		Paused:      k.paused.Load(),
+		Embedding:   &emb,
 	}, nil
 }
 
@@ -172,6 +174,8 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		emit = func(client.ChatEvent) {}
 	}
 	tr.TurnID = newID("t")
+	emit, unbind := k.plugins.approvals.bindTurn(tr.TurnID, emit) // approvals asked in this turn show in its stream
+	defer unbind()
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	k.turnMu.Lock()

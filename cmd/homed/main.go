@@ -6,7 +6,8 @@
 //	homed bench [--turns N]
 //
 // SIGTERM or SIGINT lets in-flight turns finish (up to 10 s, then cancels them), closes the store
-// and exits 0.
+// and exits 0. Under a service manager (systemd's Type=notify: $NOTIFY_SOCKET) homed reports
+// READY=1 once the API serves and STOPPING=1 when it begins to stop.
 package main
 
 import (
@@ -27,7 +28,17 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	// Only homed itself talks to the service manager: plugins and other children do not inherit
+	// the socket (sd_notify's unset_environment).
+	notifySocket := os.Getenv("NOTIFY_SOCKET")
+	os.Unsetenv("NOTIFY_SOCKET")
+	env := func(k string) string {
+		if k == "NOTIFY_SOCKET" {
+			return notifySocket
+		}
+		return os.Getenv(k)
+	}
+	os.Exit(run(ctx, os.Args[1:], env, os.Stdout, os.Stderr))
 }
 
 // run is homed's whole life; it returns the exit code.
@@ -63,7 +74,12 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		fmt.Fprintf(stderr, "homed: unknown command %q (commands: bench, version)\n", rest[0])
 		return 2
 	}
-	if err := serve(ctx, cfg, env, stdout, stderr); err != nil {
+	n, err := newNotifier(env("NOTIFY_SOCKET"))
+	if err != nil {
+		fmt.Fprintf(stderr, "homed: %v\n", err)
+		return 2
+	}
+	if err := serve(daemon.WithNotify(ctx, n.notify), cfg, env, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "homed: %v\n", err)
 		return 1
 	}

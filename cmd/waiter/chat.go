@@ -71,6 +71,10 @@ func (p *printer) event(ev client.ChatEvent) {
 		if ev.Tool != nil {
 			p.sideLine("← " + ev.Tool.Status + ": " + oneLine(ev.Tool.Result, 200))
 		}
+	case client.EventApproval:
+		if ev.Approval != nil {
+			p.sideLine(approvalLine(ev.Approval))
+		}
 	}
 }
 

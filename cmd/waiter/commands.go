@@ -171,7 +171,21 @@ func (a *app) status(ctx context.Context, args []string) error {
 		{"paused", yesNo(st.Paused)},
 		{"ready", orDash(strings.Join(st.Ready, ", "))},
 		{"pending", orDash(strings.Join(st.Pending, ", "))},
+		{"embedding", a.embeddingRow(ctx, svc, st)},
 	})
+}
+
+// embeddingRow is the status's embedding line (model.go), asked for separately from a kernel
+// whose status does not carry it.
+func (a *app) embeddingRow(ctx context.Context, svc client.Service, st client.Status) string {
+	if st.Embedding != nil {
+		return embeddingLine(*st.Embedding)
+	}
+	es, err := svc.Embedding(ctx)
+	if err != nil {
+		return "-"
+	}
+	return embeddingLine(es)
 }
 
 func (a *app) provider(ctx context.Context, args []string) error {

@@ -68,7 +68,11 @@ func (a *app) pluginList(ctx context.Context, args []string) error {
 			if p.PID > 0 {
 				pid = strconv.Itoa(p.PID)
 			}
-			return []string{p.Name, p.Kind, p.State, pid, strconv.Itoa(p.Restarts), orDash(strings.Join(p.Tools, ",")), oneLine(p.LastError, 60)}
+			kind := p.Kind
+			if p.Builtin {
+				kind += " (builtin)"
+			}
+			return []string{p.Name, kind, p.State, pid, strconv.Itoa(p.Restarts), orDash(strings.Join(p.Tools, ",")), oneLine(p.LastError, 60)}
 		},
 	})
 }

@@ -45,11 +45,21 @@ commands:
                                           session sees them; default: the owner, every scope)
   memory graph|entity|merge|triple|pin|unpin|forget|scenes|gc|export|import ...
                                           the memory graph, edits, backups (waiter memory help)
-  plugin list [--json]                    name, kind, state, pid, restarts, tools, last error
+  plugin list [--json]                    name, kind (builtin: ships with HologramAgent), state, pid,
+                                          restarts, tools, last error
   plugin add NAME --command "CMD ARGS..." | --dir PATH [--env K=V]... [--disabled]
                                           an MCP stdio server (quoted as in a shell) or a native plugin
   plugin restart|enable|disable|remove NAME
   plugin logs NAME [-n N]                 the plugin's stderr
+  model list [--json]                     dense embedding models: size, state (active, installed,
+                                          partial download), SHA-256 and how it was checked
+  model install ID [--json]               download a model (progress on a terminal; resumes)
+  model import ID DIR [--json]            install a model from a directory of its files
+  model use ID [--json]                   embed memory with this model (re-embeds in the background);
+                                          model use "" returns to sparse (BM25-only) recall
+  model remove ID
+  approvals [--json]                      plugins' requests for your approval (e.g. a shell command)
+  approve ID [--deny]                     approve (or deny) one of them
   pause                                   stop channel input and scheduled jobs (your chat works)
   resume                                  undo pause
   version
@@ -195,6 +205,8 @@ func (a *app) main(ctx context.Context, args []string) error {
 		"chat": a.chat, "ask": a.ask, "status": a.status, "provider": a.provider, "tools": a.tools,
 		"session": a.session, "history": a.history, "window": a.window, "memory": a.memory,
 		"plugin": a.plugin, "pause": a.pause, "resume": a.resume,
+		"approvals": a.approvals, "approve": a.approve, // approvals.go
+		"model": a.model, // model.go
 	}
 	fn, ok := commands[cmd]
 	if !ok {

@@ -47,6 +47,14 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/plugins", s.handleAddPlugin)
 	m.HandleFunc("POST /api/v1/plugins/{name}/{action}", s.handlePluginAction)
 	m.HandleFunc("GET /api/v1/plugins/{name}/logs", s.handlePluginLogs)
+	m.HandleFunc("GET /api/v1/embedding", s.handleEmbedding)
+	m.HandleFunc("GET /api/v1/embedding/models", s.handleEmbeddingModels)
+	m.HandleFunc("POST /api/v1/embedding/models/{id}/install", s.handleInstallModel)
+	m.HandleFunc("POST /api/v1/embedding/models/{id}/import", s.handleImportModel)
+	m.HandleFunc("POST /api/v1/embedding/models/{id}/use", s.handleUseModelID)
+	m.HandleFunc("DELETE /api/v1/embedding/models/{id}", s.handleRemoveModel)
+	m.HandleFunc("POST /api/v1/embedding/use", s.handleUseModel)
+	s.approvalRoutes() // GET /api/v1/approvals, POST /api/v1/approvals/{id}
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)
 }

@@ -75,6 +75,25 @@ type Service interface {
 	PluginAction(ctx context.Context, name, action string) (Plugin, error)
 	// PluginLogs returns the last n lines (n <= 0: all kept) the plugin wrote to stderr.
 	PluginLogs(ctx context.Context, name string, n int) ([]LogLine, error)
+
+	// Embedding reports how the memory embeds text (models.go): sparse or dense, the model,
+	// its vector space, why it is sparse, and the background re-embedding's progress.
+	Embedding(ctx context.Context) (EmbeddingStatus, error)
+	// EmbeddingModels lists the dense models of the kernel's catalogue with their state
+	// (installed, active, files with sizes and SHA-256s, interrupted downloads).
+	EmbeddingModels(ctx context.Context) ([]EmbeddingModel, error)
+	// InstallModel downloads a catalogue model from the configured hubs (resuming an
+	// interrupted download, verifying every file) and calls progress (from one goroutine, in
+	// order; it may be nil) as it goes. Cancelling ctx stops the download and keeps the part.
+	InstallModel(ctx context.Context, id string, progress func(ModelProgress)) (EmbeddingModel, error)
+	// ImportModel installs a catalogue model from a directory on the kernel's machine.
+	ImportModel(ctx context.Context, id, dir string) (EmbeddingModel, error)
+	// UseModel makes an installed model the active one ("" returns to sparse mode): the model
+	// is opened at once (a model that does not open leaves the mode as it was), and the events
+	// are re-embedded into its space in the background.
+	UseModel(ctx context.Context, id string) (EmbeddingStatus, error)
+	// RemoveModel deletes an installed model; the active one cannot be removed.
+	RemoveModel(ctx context.Context, id string) error
 }
 
 // Plugin actions.
@@ -107,6 +126,9 @@ type Plugin struct {
 	Permissions PluginPermissions `json:"permissions"`
 	Command     []string          `json:"command,omitempty"`
 	Dir         string            `json:"dir,omitempty"`
+	// Builtin marks a plugin that ships with HologramAgent (files, notes, shell, …): it is
+	// enabled or disabled, never removed.
+	Builtin bool `json:"builtin,omitempty"`
 }
 
 // PluginPermissions are what a plugin says it needs.
@@ -179,6 +201,8 @@ type Status struct {
 	// Paused: channel input and scheduled jobs (memory GC, plugins' schedules) are stopped;
 	// chat from the owner's clients works.
 	Paused bool `json:"paused"`
+	// Embedding is the memory's embedding mode (nil from a kernel that does not report it).
+	Embedding *EmbeddingStatus `json:"embedding,omitempty"`
 }
 
 // ChatRequest asks for one agent turn. Session empty: the default session ("main").
@@ -216,6 +240,9 @@ const (
 	EventToolResult = "tool_result" // Tool is set with Result and Status
 	EventFinal      = "final"       // Text is the whole reply
 	EventError      = "error"       // Text is the error message
+	// EventApproval: a plugin serving this turn asks the owner's approval (Approval is set);
+	// answer it with [Approver.AnswerApproval]. Sent only in the owner's own turns.
+	EventApproval = "approval"
 )
 
 // ChatEvent is one streamed event of a turn.
@@ -225,6 +252,8 @@ type ChatEvent struct {
 	Session string     `json:"session,omitempty"`
 	Text    string     `json:"text,omitempty"`
 	Tool    *ToolEvent `json:"tool,omitempty"`
+	// Approval is set on "approval" events.
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // ToolEvent describes a tool call and, once done, its result.

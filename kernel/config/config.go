@@ -57,6 +57,60 @@ type Config struct {
 	Memory MemoryConfig `toml:"memory"`
 	// Plugins are the plugins the kernel starts ([[plugins]] tables); the API cannot remove them.
 	Plugins []PluginConfig `toml:"plugins"`
+	// Builtin configures the plugins that ship with HologramAgent ([builtin]).
+	Builtin BuiltinConfig `toml:"builtin"`
+	// Embedding locates dense models and ONNX Runtime ([embedding], embedding.go).
+	Embedding EmbeddingConfig `toml:"embedding"`
+}
+
+// BuiltinConfig is the [builtin] table. The kernel finds the built-in plugins in Dir, or, when
+// Dir is empty, in /usr/lib/hologram/plugins, next to its executable (<exe dir>/plugins,
+// <exe dir>/../lib/hologram/plugins) or in the bin/plugins folder of a source checkout holding
+// the executable. It starts those of [BuiltinPlugins] marked Default unless disabled; the
+// others are listed and start once enabled, here or by the owner (waiter plugin enable NAME).
+type BuiltinConfig struct {
+	// Dir is the directory holding one directory per built-in plugin (HOLOGRAM_PLUGINS_DIR); it
+	// is then the only place looked at.
+	Dir string `toml:"dir"`
+	// Disable lists built-in plugins not to start; Enable those to start that do not by default
+	// (shell, qq).
+	Disable []string `toml:"disable"`
+	Enable  []string `toml:"enable"`
+	// Env is extra environment per built-in plugin, KEY=VALUE, e.g. {qq = ["QQ_WS=ws://…"]}.
+	Env map[string][]string `toml:"env"`
+}
+
+// BuiltinPlugin is a plugin that ships with HologramAgent.
+type BuiltinPlugin struct {
+	Name string
+	// Default plugins start unless disabled; the others need the owner's configuration first
+	// (shell an allow-list, qq a bridge address) and start once enabled.
+	Default bool
+}
+
+// BuiltinPlugins are the built-in plugins the kernel knows, in start order.
+var BuiltinPlugins = []BuiltinPlugin{
+	{Name: "files", Default: true}, {Name: "notes", Default: true}, {Name: "calendar", Default: true},
+	{Name: "rss", Default: true}, {Name: "web", Default: true}, {Name: "shell"}, {Name: "qq"},
+}
+
+// builtinNames returns the names of [BuiltinPlugins], comma-separated.
+func builtinNames() string {
+	names := make([]string, len(BuiltinPlugins))
+	for i, b := range BuiltinPlugins {
+		names[i] = b.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// isBuiltin reports whether name is one of [BuiltinPlugins].
+func isBuiltin(name string) bool {
+	for _, b := range BuiltinPlugins {
+		if b.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // PluginConfig is one [[plugins]] table: exactly one of Command (an MCP stdio server's argv) and
@@ -118,6 +172,10 @@ type AgentConfig struct {
 	TokenBudget int `toml:"token_budget"`
 	// HistoryLimit is the number of recent events kept per session (default 200).
 	HistoryLimit int `toml:"history_limit"`
+	// ApprovalTimeout is how long a plugin's request for the owner's approval waits for an
+	// answer before it counts as denied (0: DefaultApprovalTimeout, 2m). A request made by a
+	// tool call also ends with that call's tool_timeout.
+	ApprovalTimeout Duration `toml:"approval_timeout"`
 }
 
 // APIConfig configures the HTTP API.
@@ -155,6 +213,10 @@ const (
 	DefaultMaxWall      = 10 * time.Minute
 	DefaultToolTimeout  = 60 * time.Second
 	DefaultHistoryLimit = 200
+	// DefaultApprovalTimeout applies when agent.approval_timeout is 0.
+	DefaultApprovalTimeout = 2 * time.Minute
+	// MaxApprovalTimeout bounds agent.approval_timeout.
+	MaxApprovalTimeout  = time.Hour
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultLogLevel     = "info"
 )
@@ -245,6 +307,7 @@ var envFields = []struct {
 	{"HOLOGRAM_CONFIG", func(c *Config, v string) { c.ConfigFile = v }},
 	{"HOLOGRAM_LOG_LEVEL", func(c *Config, v string) { c.LogLevel = v }},
 	{"HOLOGRAM_TOKEN_FILE", func(c *Config, v string) { c.TokenFile = v }},
+	{"HOLOGRAM_PLUGINS_DIR", func(c *Config, v string) { c.Builtin.Dir = v }},
 }
 
 // Load builds the configuration for the program name from args (without the
@@ -320,7 +383,8 @@ func Load(name string, args []string, env func(string) string) (Config, []string
 	for i := range cfg.Plugins {
 		cfg.Plugins[i].Dir = absPath(cfg.Plugins[i].Dir, env)
 	}
-	for _, p := range []*string{&cfg.DataDir, &cfg.Socket, &cfg.TokenFile, &cfg.TLSCert, &cfg.TLSKey, &cfg.KeyFile, &cfg.ConfigFile} {
+	for _, p := range []*string{&cfg.DataDir, &cfg.Socket, &cfg.TokenFile, &cfg.TLSCert, &cfg.TLSKey, &cfg.KeyFile, &cfg.ConfigFile, &cfg.Builtin.Dir,
+		&cfg.Embedding.ONNXRuntime, &cfg.Embedding.ModelsDir} {
 		*p = absPath(*p, env)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -422,6 +486,11 @@ func (c *Config) Validate() error {
 	if c.Agent.HistoryLimit <= 0 {
 		bad("agent.history_limit must be positive, got %d", c.Agent.HistoryLimit)
 	}
+	if d := c.Agent.ApprovalTimeout.Duration; d < 0 || d > MaxApprovalTimeout {
+		bad("agent.approval_timeout must be from 0 (the default, %s) to %s, got %s", DefaultApprovalTimeout, MaxApprovalTimeout, d)
+	}
+	c.validateBuiltin(bad)
+	c.validateEmbedding(bad)
 	if c.Memory.WindowTokens < 256 {
 		bad("memory.window_tokens must be at least 256, got %d", c.Memory.WindowTokens)
 	}
@@ -483,6 +552,38 @@ func (c *Config) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
+}
+
+// validateBuiltin reports the problems of the [builtin] table.
+func (c *Config) validateBuiltin(bad func(format string, args ...any)) {
+	if c.Builtin.Dir != "" && !filepath.IsAbs(c.Builtin.Dir) {
+		bad("builtin.dir %q must be an absolute path", c.Builtin.Dir)
+	}
+	enabled := map[string]bool{}
+	for _, n := range c.Builtin.Enable {
+		if !isBuiltin(n) {
+			bad("builtin.enable: unknown built-in plugin %q (known: %s)", n, builtinNames())
+		}
+		enabled[n] = true
+	}
+	for _, n := range c.Builtin.Disable {
+		switch {
+		case !isBuiltin(n):
+			bad("builtin.disable: unknown built-in plugin %q (known: %s)", n, builtinNames())
+		case enabled[n]:
+			bad("builtin: plugin %q is both enabled and disabled", n)
+		}
+	}
+	for n, env := range c.Builtin.Env {
+		if !isBuiltin(n) {
+			bad("builtin.env: unknown built-in plugin %q (known: %s)", n, builtinNames())
+		}
+		for _, e := range env {
+			if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+				bad("builtin.env.%s: %q must be KEY=VALUE", n, e)
+			}
+		}
+	}
 }
 
 var pluginNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)

@@ -54,6 +54,7 @@ func Run(t *testing.T, setup Setup) {
 		{"Forget", testForget},
 		{"ScenesAndGC", testScenesAndGC},
 		{"Export", testExport},
+		{"Embedding", testEmbedding},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, setup(t)) })

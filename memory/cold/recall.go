@@ -21,8 +21,17 @@
 // Pseudo-relevance feedback (searching the best terms of the first results again) was measured
 // and left out: on the dev split it moved no figure beyond noise and cost a second search.
 //
-// Each step is justified by the recall benchmark (docs/benchmarks.md). A dense scorer, when a
-// model is active, fuses into the same ranking (Options.Dense).
+// Each step is justified by the recall benchmark (docs/benchmarks.md).
+//
+// With a dense model active (Options.Dense), the events nearest the query in the model's space
+// join the candidates, and the sparse ranking (everything above) and the dense one are fused by
+// reciprocal rank ([embed.Fuse]): a paraphrase that shares no word with the query can rank, and
+// an event both sides agree on ranks first. Only events that stand out from the query's
+// background similarity count on the dense side (see denseZ); events without a vector in the
+// active space are ranked by the sparse side alone, so spaces never mix. In a large memory the
+// nearest few of thousands stand out by chance too, so with a model active recall nearly always
+// returns something; fusion ranks those dense-only events after the ones both sides agree on.
+// Calibrating denseZ needs the recall benchmark run with a real model (not done yet).
 package cold
 
 import (
@@ -35,6 +44,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/embed"
 )
 
 // Tuning constants, chosen on the LoCoMo dev split as whole-method settings (never per
@@ -55,12 +65,47 @@ const (
 	// channel, so it cannot show what scenes are for; there it moves results by a question or
 	// two either way at 0.1–0.5 (docs/benchmarks.md); tests show the ranking it is for.
 	sceneBoost = 0.25
+	// denseZ: an event counts on the dense side when its cosine to the query is at least this
+	// many standard deviations above the mean cosine of every event searched. In a model's
+	// space every text is somewhat near every other (e5's cosines of unrelated texts sit near
+	// 0.75, bge's near 0.4), so "the nearest" alone would bring back something for any query;
+	// what stands out from the query's background similarity is what is related to it.
+	denseZ = 2.0
 )
 
-// Dense scores events against a query in a dense space (the embeddings issue plugs in here);
-// scores are cosine similarities in [-1, 1].
+// Dense is the dense side of recall: the kernel's active embedding model and the vectors of
+// the events in its space. Implementations are safe for concurrent use.
 type Dense interface {
-	Score(ctx context.Context, query string, events []memory.Event) ([]float64, error)
+	// Search returns the events nearest to q.Text in the active space that q.Viewer may see,
+	// in q.Layers and q.Session (when set), best first, at most q.Limit, and the distribution
+	// of the cosines of every event it compared. Events without a vector in the active space
+	// are never returned. With no model ready it returns an empty result, not an error.
+	Search(ctx context.Context, q DenseQuery) (DenseResult, error)
+}
+
+// DenseQuery is a dense search.
+type DenseQuery struct {
+	Text    string
+	Viewer  memory.Viewer
+	Layers  []memory.Layer // empty: every layer
+	Session string         // non-empty: only this session's events
+	Limit   int
+}
+
+// DenseHit is an event and its cosine similarity to the query; Indexed is what it was indexed
+// under (as [memory.TextHit]).
+type DenseHit struct {
+	Event   memory.Event
+	Indexed string
+	Cos     float64
+}
+
+// DenseResult is a dense search's answer: the best hits, and the mean and standard deviation
+// of the cosines of the N events compared (the query's background similarity).
+type DenseResult struct {
+	Hits     []DenseHit
+	Mean, SD float64
+	N        int
 }
 
 // Options configures a Recaller. Index and Tokens are required.
@@ -135,25 +180,27 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 	if len(terms) == 0 {
 		terms = dedupe(nameTerms) // a query that is only a name still finds that name
 	}
-	if len(terms) == 0 {
-		return nil, nil
-	}
-	dates := queryDates(q.Text)
 	cs := map[int64]*cand{}
-	if err := r.search(ctx, q, terms, cs); err != nil {
-		return nil, err
+	if len(terms) > 0 {
+		dates := queryDates(q.Text)
+		if err := r.search(ctx, q, terms, cs); err != nil {
+			return nil, err
+		}
+		if len(cs) > 0 {
+			r.rescore(cs, partner, dates, q.Scenes)
+			if err := r.smooth(ctx, q, cs, dates); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The dense side runs even when the sparse one found nothing: that is when it helps most.
+	if r.opts.Dense != nil && strings.TrimSpace(q.Text) != "" {
+		if err := r.fuseDense(ctx, q, cs); err != nil {
+			return nil, err
+		}
 	}
 	if len(cs) == 0 {
 		return nil, nil
-	}
-	r.rescore(cs, partner, dates, q.Scenes)
-	if err := r.smooth(ctx, q, cs, dates); err != nil {
-		return nil, err
-	}
-	if r.opts.Dense != nil {
-		if err := r.fuseDense(ctx, q.Text, cs); err != nil {
-			return nil, err
-		}
 	}
 	return top(cs, q), nil
 }
@@ -274,24 +321,53 @@ func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, date
 	return nil
 }
 
-// fuseDense adds a dense similarity to every candidate's score, scaled to the sparse range.
-func (r *Recaller) fuseDense(ctx context.Context, text string, cs map[int64]*cand) error {
-	all := sortedByScore(cs)
-	evs := make([]memory.Event, len(all))
-	for i, c := range all {
-		evs[i] = c.ev
-	}
-	sims, err := r.opts.Dense.Score(ctx, text, evs)
+// fuseDense runs the dense search, adds the events that stand out (see denseZ) to the
+// candidates, and replaces every candidate's score by its reciprocal-rank fusion of the sparse
+// ranking (the scores so far) and the dense one. When no event stands out the sparse scores are
+// left as they are.
+func (r *Recaller) fuseDense(ctx context.Context, q Query, cs map[int64]*cand) error {
+	res, err := r.opts.Dense.Search(ctx, DenseQuery{Text: q.Text, Viewer: q.Viewer, Layers: q.Layers, Session: q.Session,
+		Limit: min(maxCands, max(20, 6*q.K))})
 	if err != nil {
 		return fmt.Errorf("recall: dense: %w", err)
 	}
-	if len(sims) != len(all) || len(all) == 0 {
+	floor := math.Inf(1)
+	if res.SD > 1e-9 {
+		floor = res.Mean + denseZ*res.SD
+	}
+	var dense []embed.Scored[int64]
+	for _, h := range res.Hits {
+		if h.Cos <= 0 || h.Cos < floor || math.IsNaN(h.Cos) || !layerOK(h.Event.Layer, q.Layers) ||
+			(q.Session != "" && h.Event.Session != q.Session) || !q.Viewer.CanSee(h.Event.Scope) {
+			continue
+		}
+		dense = append(dense, embed.Scored[int64]{ID: h.Event.ID, Score: h.Cos})
+		if cs[h.Event.ID] == nil {
+			cs[h.Event.ID] = &cand{ev: h.Event, indexed: h.Indexed}
+		}
+	}
+	if len(dense) == 0 {
 		return nil
 	}
-	scale := all[0].score
-	for i, c := range all {
-		c.score += scale * math.Max(0, sims[i])
-		c.why = append(c.why, fmt.Sprintf("dense %.2f", sims[i]))
+	var sparse []embed.Scored[int64]
+	for _, c := range sortedByScore(cs) {
+		if c.score > 0 {
+			sparse = append(sparse, embed.Scored[int64]{ID: c.ev.ID, Score: c.score})
+		}
+	}
+	fused, err := embed.Fuse(dense, sparse, embed.FuseOptions{})
+	if err != nil {
+		return fmt.Errorf("recall: dense: %w", err)
+	}
+	for _, c := range cs {
+		c.score = 0
+	}
+	for _, f := range fused {
+		c := cs[f.ID]
+		c.score = f.Score
+		if f.DenseRank > 0 {
+			c.why = append(c.why, fmt.Sprintf("dense %.2f, rank %d", f.DenseScore, f.DenseRank))
+		}
 	}
 	return nil
 }

@@ -402,6 +402,8 @@ func (in *instance) serveNative(ctx context.Context, method string, params json.
 			return nil, err
 		}
 		return rpcResult(svc.Complete(ctx, name, p))
+	case protocol.MethodOwnerApprove:
+		return in.serveApprove(ctx, svc, params)
 	case protocol.MethodEventsSubscribe:
 		var p protocol.EventsSubscribeParams
 		if err := decodeParams(params, &p); err != nil {

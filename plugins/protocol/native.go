@@ -332,6 +332,7 @@ var capabilityPrefixes = []struct{ prefix, capability string }{
 	{"llm/", CapLLM},
 	{"memory/", CapMemory},
 	{"events/", CapEvents},
+	{MethodOwnerApprove, CapApprove}, // before owner/: asking differs from telling
 	{"owner/", CapNotify},
 	{"channel/", CapChannels},
 	{"hooks/", CapHooks},

@@ -20,8 +20,8 @@
 // ([NewLogger]); the kernel keeps them under the plugin's name.
 //
 // Every kernel method needs a capability that plugin.json declares (hooks, channels, memory,
-// events, notify, llm, lifecycle); an undeclared call fails with an error naming it (see
-// [CapabilityError]).
+// events, notify, llm, lifecycle, approve); an undeclared call fails with an error naming it
+// (see [CapabilityError]).
 //
 // The package imports only the standard library, golang.org/x/sys and the plugin packages
 // plugins/protocol and plugins/shm (tested). Its API is stable within the 0.x series; additions

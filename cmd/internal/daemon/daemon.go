@@ -59,6 +59,7 @@ type Daemon struct {
 	Log    *slog.Logger
 
 	lock        *kernel.DirLock
+	notify      func(state string) error
 	mem         MemoryAssets
 	srv         *api.Server
 	stopServing context.CancelFunc
@@ -71,7 +72,7 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 	t0 := time.Now()
 	log := NewLogger(stderr, cfg.LogLevel)
 	kernel.Version = Version()
-	d := &Daemon{Log: log, errc: make(chan error, 2)}
+	d := &Daemon{Log: log, errc: make(chan error, 2), notify: notifyFrom(ctx)}
 	lock, err := kernel.LockDataDir(cfg.DataDir, cfg.Socket)
 	if err != nil {
 		var le *kernel.LockedError
@@ -94,6 +95,9 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 		log.Warn("the key file is inside the data dir: a copy of the data dir would reveal sealed secrets", "key_file", cfg.KeyFile)
 	}
 	d.mem = NewMemoryAssets(cfg, log)
+	if d.mem.Embedding, err = NewEmbedding(cfg, env, log); err != nil { // embedding.go
+		return nil, err
+	}
 	if d.Kernel, d.Store, err = BuildKernel(ctx, cfg, log, d.mem, security.NewCodec(keys), NewProvider(log)); err != nil {
 		return nil, err
 	}
@@ -126,15 +130,41 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 	}
 	log.Info(name+" ready", "pid", os.Getpid(), "data", cfg.DataDir, "socket", cfg.Socket, "listen", cfg.Listen,
 		"version", kernel.Version, "startup_ms", time.Since(t0).Milliseconds())
+	d.tell("READY=1\nSTATUS=serving on " + cfg.Socket)
 	return d, nil
+}
+
+type notifyKey struct{}
+
+// WithNotify returns a context that makes [Start] report the daemon's state to notify, in the
+// words of systemd's sd_notify: "READY=1" once the API serves and the kernel has started, and
+// "STOPPING=1" when [Daemon.Stop] begins. A failed notify is logged, never fatal.
+func WithNotify(ctx context.Context, notify func(state string) error) context.Context {
+	return context.WithValue(ctx, notifyKey{}, notify)
+}
+
+func notifyFrom(ctx context.Context) func(string) error {
+	n, _ := ctx.Value(notifyKey{}).(func(string) error)
+	return n
+}
+
+// tell sends state to the notify function of [WithNotify], if any.
+func (d *Daemon) tell(state string) {
+	if d.notify == nil {
+		return
+	}
+	if err := d.notify(state); err != nil {
+		d.Log.Warn("service manager notification", "err", err)
+	}
 }
 
 // Err reports the API servers' failures.
 func (d *Daemon) Err() <-chan error { return d.errc }
 
-// Stop lets in-flight turns finish (DrainGrace), stops serving, closes the kernel, checkpoints
-// and closes the store, and releases the data dir.
+// Stop reports STOPPING=1 (see [WithNotify]), lets in-flight turns finish (DrainGrace), stops
+// serving, closes the kernel, checkpoints and closes the store, and releases the data dir.
 func (d *Daemon) Stop() error {
+	d.tell("STOPPING=1")
 	dctx, cancel := context.WithTimeout(context.Background(), DrainGrace)
 	defer cancel()
 	d.Kernel.Drain(dctx)
@@ -265,6 +295,9 @@ func isLoopbackHost(host string) bool {
 type MemoryAssets struct {
 	Tok *embed.Tokenizer
 	Lex *embed.Lexicon
+	// Embedding is the dense side (ONNX Runtime and the model manager, embedding.go); the zero
+	// value keeps the memory sparse.
+	Embedding kernel.EmbeddingDeps
 }
 
 // NewMemoryAssets prepares the assets (nothing loads yet).
@@ -293,7 +326,7 @@ func BuildKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem M
 		return nil, nil, fmt.Errorf("opening store: %w", err)
 	}
 	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
-		Tokens: mem.Tok.Tokens, Facilities: mem.facilities()})
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

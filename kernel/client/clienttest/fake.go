@@ -60,6 +60,7 @@ type Fake struct {
 	plugins   map[string]*fakePlugin // plugins.go
 	graph     *fakeGraph             // graph.go
 	desktop   fakeDesktop            // desktop.go
+	approvals fakeApprovals          // approval.go
 	nextID    int
 	started   time.Time
 }
@@ -206,6 +207,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.graphRoute(w, r, parts, body)
 	case parts[0] == "plugins":
 		f.pluginRoute(w, r, parts, body)
+	case parts[0] == "approvals":
+		f.approvalRoute(w, r, parts, body)
 	default:
 		WriteError(w, http.StatusNotFound, "no route "+route)
 	}

@@ -57,6 +57,9 @@ type Options struct {
 	Notify    func(ctx context.Context, p protocol.NotifyParams) (protocol.NotifyResult, error)
 	Complete  func(ctx context.Context, p protocol.CompleteParams) (protocol.CompleteResult, error)
 	Subscribe func(ctx context.Context, p protocol.EventsSubscribeParams) (protocol.EventsSubscribeResult, error)
+	// Approve answers owner/approve (capability "approve", not in [AllCapabilities]: declare it
+	// in Capabilities).
+	Approve func(ctx context.Context, p protocol.ApproveParams) (protocol.ApproveResult, error)
 }
 
 // Kernel is the test double of the kernel, connected to one plugin. Its methods are safe for
@@ -297,6 +300,8 @@ func (k *Kernel) handle(ctx context.Context, method string, params json.RawMessa
 		return answer(ctx, params, k.opts.Complete)
 	case protocol.MethodEventsSubscribe:
 		return answer(ctx, params, k.opts.Subscribe)
+	case protocol.MethodOwnerApprove:
+		return answer(ctx, params, k.opts.Approve)
 	}
 	return nil, &protocol.Error{Code: protocol.MethodNotFound, Message: "method not found: " + method}
 }

@@ -1,0 +1,40 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/hologramagent/hologram/kernel"
+	"github.com/hologramagent/hologram/kernel/config"
+	"github.com/hologramagent/hologram/memory/embed"
+)
+
+// NewEmbedding resolves ONNX Runtime ([embedding] onnxruntime, else $HOLOGRAM_ONNXRUNTIME, else
+// the usual places: embed.ResolveORTLibrary) and builds the model manager over the models
+// directory (DATA/models by default) and the configured hubs. Nothing loads yet: the runtime and
+// the chosen model load in the background once the kernel starts. A missing runtime is not an
+// error: the memory stays sparse and the kernel's status says where the library was looked for.
+// A bad hub list is an error (config validation normally catches it first).
+func NewEmbedding(cfg config.Config, env func(string) string, log *slog.Logger) (kernel.EmbeddingDeps, error) {
+	exe, _ := os.Executable()
+	var deps kernel.EmbeddingDeps
+	path, err := embed.ResolveORTLibrary(cfg.Embedding.ONNXRuntime, env, exe)
+	if err != nil {
+		log.Info("dense embeddings unavailable until ONNX Runtime is installed; memory recall is sparse", "err", err)
+		deps.RuntimeErr = err
+	} else {
+		deps.Runtime = embed.NewORT(path, cfg.Embedding.Threads)
+	}
+	var hubs []string
+	if len(cfg.Embedding.Hubs) > 0 {
+		hubs = cfg.Embedding.Hubs
+	}
+	m, err := embed.NewManager(embed.ManagerOptions{Dir: cfg.Embedding.ModelsDirOr(cfg.DataDir), Hubs: hubs,
+		Runtime: deps.Runtime, Logger: log.With("component", "models")})
+	if err != nil {
+		return kernel.EmbeddingDeps{}, fmt.Errorf("dense models: %w", err)
+	}
+	deps.Models = m
+	return deps, nil
+}

@@ -1,0 +1,42 @@
+// Command files is HologramAgent's built-in files plugin: it reads, writes, lists and searches
+// files inside the roots the owner configures, and nowhere else. The default root is
+// $XDG_DATA_HOME/hologram/files; / and the home directory (or a folder holding it) are refused
+// as roots. Path traversal and symbolic links leading out of a root are refused (os.Root does
+// the resolving), and so are device files, pipes and sockets, and reads larger than the
+// configured limit. Contents over 64 KiB travel through the plugin's shared memory.
+//
+// Its configuration file is <config dir>/plugins/files.toml (README.md).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hologramagent/hologram/plugins/sdk"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "files:", err)
+		os.Exit(1)
+	}
+}
+
+// run loads the configuration and serves the plugin until the kernel stops it.
+func run(ctx context.Context) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	f, err := newFiles(cfg)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return sdk.Serve(ctx, f.plugin())
+}
