@@ -68,6 +68,9 @@ type skyWidget struct {
 	dragging bool
 	dragAt   time.Time
 	dragF0   int
+	drawn    time.Duration // time spent rasterising, in total
+	dragD0   time.Duration
+	drags    int // Dragged events of the current drag
 }
 
 func newSkyWidget(vm *StarMapVM) *skyWidget {
@@ -115,8 +118,10 @@ func (w *skyWidget) generate(pw, ph int) image.Image {
 	s := w.vm.Sky()
 	w.ensureView(s, pw, ph)
 	sel, _ := w.vm.Selected.Get()
+	t0 := time.Now()
 	w.ren.Render(w.img, s.Graph, s.Layout, w.view, starmap.State{AntiAlias: !w.moving, Selected: sel.Node, Hover: w.hover,
 		Highlight: s.Highlight, Dim: s.Dim})
+	w.drawn += time.Since(t0)
 	w.frames++
 	return w.img
 }
@@ -187,8 +192,9 @@ func (w *skyWidget) Dragged(e *fyne.DragEvent) {
 	w.stopFlight()
 	w.mu.Lock()
 	if !w.dragging {
-		w.dragging, w.dragAt, w.dragF0 = true, time.Now(), w.frames
+		w.dragging, w.dragAt, w.dragF0, w.dragD0, w.drags = true, time.Now(), w.frames, w.drawn, 0
 	}
+	w.drags++
 	if w.view.Zoom > 0 {
 		w.view.Center.X -= float64(e.Dragged.DX*w.pxScale) / w.view.Zoom
 		w.view.Center.Y -= float64(e.Dragged.DY*w.pxScale) / w.view.Zoom
@@ -201,11 +207,12 @@ func (w *skyWidget) Dragged(e *fyne.DragEvent) {
 // DragEnd implements fyne.Draggable; it traces the frames drawn during the drag.
 func (w *skyWidget) DragEnd() {
 	w.mu.Lock()
-	frames, took := w.frames-w.dragF0, time.Since(w.dragAt)
+	frames, took, drawn, drags := w.frames-w.dragF0, time.Since(w.dragAt), w.drawn-w.dragD0, w.drags
 	w.dragging = false
 	w.mu.Unlock()
 	if w.vm.trace != nil && took > 0 {
-		w.vm.trace("sky_drag", map[string]any{"frames": frames, "ms": took.Milliseconds(), "fps": float64(frames) / took.Seconds()})
+		w.vm.trace("sky_drag", map[string]any{"frames": frames, "ms": took.Milliseconds(), "fps": float64(frames) / took.Seconds(),
+			"raster_ms": drawn.Milliseconds(), "events": drags})
 	}
 }
 

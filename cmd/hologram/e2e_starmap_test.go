@@ -154,7 +154,8 @@ func TestStarMapRealWindow(t *testing.T) {
 	}
 	in.do(append(drag, "mouseup", "1")...)
 	rate := g.waitTrace(map[string]any{"kind": "sky_drag"}, nil)
-	t.Logf("panning under Xvfb: %v frames in %v ms = %.1f fps (reported; Xvfb caps it)", rate["frames"], rate["ms"], rate["fps"])
+	t.Logf("panning under Xvfb: %v frames in %v ms = %.1f fps (reported; Xvfb caps it); %v drag events, %v ms rasterising",
+		rate["frames"], rate["ms"], rate["fps"], rate["events"], rate["raster_ms"])
 	if rate["frames"].(float64) < 2 {
 		t.Errorf("a drag drew %v frames", rate["frames"])
 	}
