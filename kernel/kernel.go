@@ -80,6 +80,8 @@ type Deps struct {
 	ProviderTestTimeout time.Duration
 	// Embedding is the dense-embedding side (embedding.go); the zero value: sparse only.
 	Embedding EmbeddingDeps
+	// OCR reads the text of images (ocr.go); the zero value: images keep no text.
+	OCR OCRDeps
 }
 
 // Kernel is the running agent. It is safe for concurrent use.
@@ -98,6 +100,7 @@ type Kernel struct {
 	facs    []Facility
 	started time.Time
 	plugins *plugins // the plugin host and its tools (plugins.go)
+	ocr     *ocrEngine
 
 	provMu    sync.Mutex
 	providers []ProviderSettings // sorted by priority, name; keys opened
@@ -159,6 +162,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	if k.dense = newDense(k, deps.Embedding, deps.Store); k.dense != nil {
 		k.state.OnClose(FacilityDense, k.dense.close)
 	}
+	k.ocr = &ocrEngine{deps: deps.OCR}
 	if ms, ok := deps.Store.(MemoryStore); ok && deps.Tokens != nil {
 		m, err := newMem(k, ms, deps.Tokens)
 		if err != nil {
@@ -315,6 +319,7 @@ func (k *Kernel) Close() error {
 	pctx, pcancel := context.WithTimeout(context.Background(), pluginStopTimeout)
 	defer pcancel()
 	perr := k.plugins.close(pctx)
+	k.ocr.close()
 	if k.mem != nil {
 		k.mem.gcMu.Lock() // a running pass ends (its context is cancelled) before the store closes
 		k.mem.gcMu.Unlock()

@@ -21,6 +21,7 @@ func (k *Kernel) newPluginHost(reg host.Registry, pub host.Publisher, svc host.S
 		Publisher:  pub,
 		Services:   svc,
 		TurnOf:     turnOf,
+		ImageText:  k.toolImageText,
 		Shm:        &host.ShmOptions{},
 		Logger:     k.log,
 		Clock:      k.clock,

@@ -267,6 +267,7 @@ func (s nativeServices) ChannelInput(ctx context.Context, plugin string, in prot
 	if err != nil {
 		return protocol.ChannelInputResult{}, err
 	}
+	k.ocrBlocks(ctx, blocks)
 	if text == "" {
 		text = "(attachment)"
 	}

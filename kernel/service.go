@@ -122,6 +122,7 @@ func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(cli
 	if err != nil {
 		return client.ChatResult{}, err
 	}
+	k.ocrBlocks(ctx, blocks)
 	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
 		Blocks: blocks}, emit)
 }

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -65,6 +67,30 @@ func contentText(c protocol.Content) string {
 
 // base64Len is the decoded length of the standard base64 text s (padded or not), without
 // decoding it.
+// imageTexts reads the text of a result's images with read (OCR) and renders it to follow the
+// result's text: "\n[text in image N]\n…" for each image that holds any. An image read cannot
+// read is skipped (its summary line already says it is there).
+func imageTexts(ctx context.Context, read func(ctx context.Context, mime string, data []byte) (string, error), cs []protocol.Content) string {
+	var b strings.Builder
+	n := 0
+	for _, c := range cs {
+		if c.Type != "image" {
+			continue
+		}
+		n++
+		data, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		text, err := read(ctx, c.MimeType, data)
+		if err != nil || strings.TrimSpace(text) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n[text in image %d]\n%s", n, strings.TrimSpace(text))
+	}
+	return b.String()
+}
+
 func base64Len(s string) int {
 	s = strings.TrimRight(s, "=\n\r ")
 	return len(s) * 3 / 4

@@ -38,6 +38,11 @@ type Options struct {
 	// ClientInfo is how the host introduces itself in initialize; default {hologram, dev}.
 	ClientInfo protocol.Implementation
 
+	// ImageText, when set, reads the text in a tool result's images (OCR): it follows the
+	// result's text, so the model and memory see the words of a screenshot. nil: images are
+	// only summarised.
+	ImageText func(ctx context.Context, mime string, data []byte) (string, error)
+
 	// Services is the kernel's side of the native extensions (hooks, channels, memory, events,
 	// notify, llm); nil: native plugins get the MCP lifecycle only, and their kernel calls are
 	// answered "not available".

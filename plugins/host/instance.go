@@ -474,6 +474,9 @@ func (in *instance) callFunc(tool string) CallFunc {
 			return "", fmt.Errorf("plugin %s: tool %s: %w", in.p.name(), tool, err)
 		}
 		text := resultText(&res)
+		if read := in.p.h.opts.ImageText; read != nil && !res.IsError {
+			text += imageTexts(ctx, read, res.Content)
+		}
 		if res.IsError {
 			if text == "" {
 				text = fmt.Sprintf("tool %s reported an error", tool)

@@ -98,6 +98,7 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 	if d.mem.Embedding, err = NewEmbedding(cfg, env, log); err != nil { // embedding.go
 		return nil, err
 	}
+	d.mem.OCR = NewOCR(env, d.mem.Embedding.Runtime, log)
 	if d.Kernel, d.Store, err = BuildKernel(ctx, cfg, log, d.mem, security.NewCodec(keys), NewProvider(log)); err != nil {
 		return nil, err
 	}
@@ -298,6 +299,8 @@ type MemoryAssets struct {
 	// Embedding is the dense side (ONNX Runtime and the model manager, embedding.go); the zero
 	// value keeps the memory sparse.
 	Embedding kernel.EmbeddingDeps
+	// OCR reads images' text (embedding.go); the zero value: images keep no text.
+	OCR kernel.OCRDeps
 }
 
 // NewMemoryAssets prepares the assets (nothing loads yet).
@@ -326,7 +329,7 @@ func BuildKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem M
 		return nil, nil, fmt.Errorf("opening store: %w", err)
 	}
 	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
-		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding})
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

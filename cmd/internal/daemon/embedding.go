@@ -8,7 +8,21 @@ import (
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/memory/embed"
+	"github.com/hologramagent/hologram/memory/ocr"
 )
+
+// NewOCR finds the OCR models ($HOLOGRAM_OCR_MODELS, /usr/lib/hologram/models/ocr, next to the
+// executable, a checkout's build/models/ocr) for the kernel, which loads them on the first image
+// with rt (the ONNX Runtime of the dense side). Without models or runtime images keep no text, and
+// the log says how to get them.
+func NewOCR(env func(string) string, rt *embed.ORT, log *slog.Logger) kernel.OCRDeps {
+	exe, _ := os.Executable()
+	dir, err := ocr.ResolveModelsDir("", env, exe)
+	if err != nil {
+		log.Info("OCR of images unavailable: images are kept without their text", "err", err)
+	}
+	return kernel.OCRDeps{Runtime: rt, ModelsDir: dir, ModelsErr: err}
+}
 
 // NewEmbedding resolves ONNX Runtime ([embedding] onnxruntime, else $HOLOGRAM_ONNXRUNTIME, else
 // the usual places: embed.ResolveORTLibrary) and builds the model manager over the models
