@@ -6,16 +6,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hologramagent/hologram/kernel"
-	"github.com/hologramagent/hologram/kernel/api"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/llm"
@@ -24,36 +21,6 @@ import (
 	"github.com/hologramagent/hologram/kernel/security"
 	"github.com/hologramagent/hologram/memory/sqlite"
 )
-
-// buildBuiltin builds plugins/builtin/<name> with the repository's flags into dir/<name>/
-// (the binary, named by plugin.json's entry, which is the name, and plugin.json), as
-// `make build` lays out bin/plugins.
-func buildBuiltin(t *testing.T, dir, name string) {
-	t.Helper()
-	src := filepath.Join("..", "plugins", "builtin", name)
-	dst := filepath.Join(dir, name)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gobin := "go"
-	if p, err := exec.LookPath("go"); err == nil {
-		gobin = p
-	} else if r := runtime.GOROOT(); r != "" {
-		gobin = filepath.Join(r, "bin", "go")
-	}
-	cmd := exec.Command(gobin, "build", "-trimpath", "-tags=sqlite_fts5", "-o", filepath.Join(dst, name), ".")
-	cmd.Dir = src
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
-	}
-	raw, err := os.ReadFile(filepath.Join(src, "plugin.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dst, "plugin.json"), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // builtinKernel is a started kernel whose built-in plugins come from a directory the test
 // built, with a scripted model and approval timeouts the test fires.
@@ -73,7 +40,7 @@ func newBuiltinKernel(t *testing.T, shellTOML string) *builtinKernel {
 	base := t.TempDir()
 	pluginsDir := filepath.Join(base, "plugins")
 	for _, name := range []string{"files", "notes", "shell"} {
-		buildBuiltin(t, pluginsDir, name)
+		buildPlugin(t, name, filepath.Join(pluginsDir, name), nil)
 	}
 	if err := os.MkdirAll(filepath.Join(pluginsDir, "extra"), 0o755); err != nil {
 		t.Fatal(err)
@@ -130,18 +97,6 @@ func newBuiltinKernel(t *testing.T, shellTOML string) *builtinKernel {
 	return b
 }
 
-// waitFor polls cond (real plugins answer in their own time) for at most 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // plugin returns the named plugin as listed.
 func (b *builtinKernel) plugin(t *testing.T, name string) (client.Plugin, bool) {
 	t.Helper()
@@ -184,10 +139,6 @@ func (b *builtinKernel) pending(t *testing.T) client.Approval {
 		t.Fatalf("pending approvals %+v, want one", list)
 	}
 	return list[0]
-}
-
-func callReply(id, name, args string) llmtest.Reply {
-	return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: args}}}
 }
 
 // TestBuiltinPlugins runs the built-in files, notes and shell plugins, built from source,
@@ -314,7 +265,7 @@ func TestBuiltinPlugins(t *testing.T) {
 	b.waitState(t, "shell", "running")
 
 	t.Run("shell: the owner approves over the API and the chat stream shows it", func(t *testing.T) {
-		c := serveAPI(t, b.Kernel)
+		var c client.Service = serveHTTP(t, b.Kernel)
 		b.fake.Script(callReply("s1", "shell_run", `{"argv":["echo","approved run"]}`))
 		var (
 			mu     sync.Mutex
@@ -393,7 +344,7 @@ func TestBuiltinPlugins(t *testing.T) {
 	})
 
 	t.Run("shell: a channel's turn cannot approve; no answer is a denial", func(t *testing.T) {
-		if _, err := b.AddPlugin(ctx, client.PluginConfig{Name: "echo", Dir: buildEchoPlugin(t, nil)}); err != nil {
+		if _, err := b.AddPlugin(ctx, client.PluginConfig{Name: "echo", Dir: buildPlugin(t, "echo", t.TempDir(), nil)}); err != nil {
 			t.Fatal(err)
 		}
 		b.waitState(t, "echo", "running")
@@ -445,30 +396,6 @@ func TestBuiltinPlugins(t *testing.T) {
 			t.Fatalf("still pending: %+v", list)
 		}
 	})
-}
-
-// serveAPI serves k's API on a unix socket and returns a client of it.
-func serveAPI(t *testing.T, k *kernel.Kernel) client.Service {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "ks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "run", "k.sock")
-	srv := api.New(k, api.Options{})
-	ln, err := srv.ListenUnix(context.Background(), sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeUnixListener(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; os.RemoveAll(dir) })
-	c, err := client.Dial(client.Options{Socket: sock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // TestBuiltinDirExplicitAndWrong: an explicit plugins directory that holds no built-in plugin

@@ -1,14 +1,11 @@
 package kernel_test
 
 import (
-	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/hologramagent/hologram/kernel"
-	"github.com/hologramagent/hologram/kernel/api"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/kerneltest"
 )
@@ -22,28 +19,7 @@ func TestServiceInProcess(t *testing.T) {
 }
 
 func TestServiceOverHTTP(t *testing.T) {
-	kerneltest.Run(t, func(t *testing.T) client.Service {
-		k := newKernel(t)
-		dir, err := os.MkdirTemp("", "ks")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sock := filepath.Join(dir, "run", "k.sock")
-		srv := api.New(k, api.Options{})
-		ln, err := srv.ListenUnix(context.Background(), sock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- srv.ServeUnixListener(ctx, ln) }()
-		t.Cleanup(func() { cancel(); <-done; os.RemoveAll(dir) })
-		c, err := client.Dial(client.Options{Socket: sock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	})
+	kerneltest.Run(t, func(t *testing.T) client.Service { return serveHTTP(t, newKernel(t)) })
 }
 
 func TestLockDataDir(t *testing.T) {

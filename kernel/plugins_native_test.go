@@ -3,117 +3,13 @@
 package kernel_test
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/client"
-	"github.com/hologramagent/hologram/kernel/events"
-	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 )
-
-// buildEchoPlugin builds plugins/builtin/echo with the repository's flags into a new plugin
-// directory; capabilities, when not nil, replace those of the shipped plugin.json.
-func buildEchoPlugin(t *testing.T, capabilities []string) string {
-	t.Helper()
-	src := filepath.Join("..", "plugins", "builtin", "echo") // tests run in kernel/
-	dir := t.TempDir()
-	gobin := "go"
-	if p, err := exec.LookPath("go"); err == nil {
-		gobin = p
-	} else if r := runtime.GOROOT(); r != "" {
-		gobin = filepath.Join(r, "bin", "go")
-	}
-	cmd := exec.Command(gobin, "build", "-trimpath", "-tags=sqlite_fts5", "-o", filepath.Join(dir, "echo"), ".")
-	cmd.Dir = src
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build echo: %v\n%s", err, out)
-	}
-	raw, err := os.ReadFile(filepath.Join(src, "plugin.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if capabilities != nil {
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		m["capabilities"] = capabilities
-		if raw, err = json.Marshal(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
-
-// waitLog polls the plugin's log (a real process answers in its own time) until a line
-// contains all of parts, for at most 30 s, and returns the line.
-func waitLog(t *testing.T, k memKernel, plugin string, parts ...string) string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		lines, err := k.PluginLogs(context.Background(), plugin, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range lines {
-			ok := true
-			for _, p := range parts {
-				ok = ok && strings.Contains(l.Line, p)
-			}
-			if ok {
-				return l.Line
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("plugin %s never logged %q; its log:\n%+v", plugin, parts, lines)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// toolResult returns the tool result of call id in the session's history.
-func toolResult(t *testing.T, k memKernel, session, id string) client.Message {
-	t.Helper()
-	msgs, err := k.History(testCtx(t), session, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range msgs {
-		if m.Role == "tool" && m.ToolCallID == id {
-			return m
-		}
-	}
-	t.Fatalf("no result for call %s in session %s", id, session)
-	return client.Message{}
-}
-
-// nextEvent returns the next event of sub, failing after 30 s.
-func nextEvent(t *testing.T, sub *events.Subscription) events.Event {
-	t.Helper()
-	select {
-	case ev := <-sub.C():
-		return ev
-	case <-time.After(30 * time.Second):
-		t.Fatal("no event within 30 s")
-	}
-	return events.Event{}
-}
 
 // TestNativeEchoPlugin runs the echo plugin, built from source, under the real host in a kernel
 // with the memory on and a scripted model: hooks, channels, memory scope, notifications,
@@ -122,15 +18,12 @@ func TestNativeEchoPlugin(t *testing.T) {
 	k := newMemKernel(t, memOptions{})
 	fake := withFake(t, k)
 	ctx := testCtx(t)
-	p, err := k.AddPlugin(ctx, client.PluginConfig{Name: "echo", Dir: buildEchoPlugin(t, nil)})
+	p, err := k.AddPlugin(ctx, client.PluginConfig{Name: "echo", Dir: buildPlugin(t, "echo", t.TempDir(), nil)})
 	if err != nil || p.State != "running" {
 		logs, _ := k.PluginLogs(ctx, "echo", 0)
 		t.Fatalf("add echo: %+v %v\n%+v", p, err, logs)
 	}
 	waitLog(t, k, "echo", `"msg":"echo started"`, `"shm":true`, `"native":true`)
-	call := func(id, name, args string) llmtest.Reply {
-		return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: args}}}
-	}
 
 	t.Run("a short-circuit reply never reaches the model", func(t *testing.T) {
 		n := len(fake.Requests())
@@ -143,7 +36,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 	})
 
 	t.Run("a deny is the call's result", func(t *testing.T) {
-		fake.Script(call("d1", "echo", `{"text":"forbidden fruit"}`))
+		fake.Script(callReply("d1", "echo", `{"text":"forbidden fruit"}`))
 		res := chat(t, k, "main", "say it")
 		m := toolResult(t, k, "main", "d1")
 		if m.ToolStatus != "denied" || !strings.Contains(m.Content, "echo guard") || !strings.Contains(res.Text, "every tool call was denied") {
@@ -165,8 +58,8 @@ func TestNativeEchoPlugin(t *testing.T) {
 
 	t.Run("llm/complete and owner/notify", func(t *testing.T) {
 		// The model calls echo_complete, whose llm/complete gets "forty-two", then echo_notify.
-		fake.Script(call("c1", "echo_complete", `{"prompt":"6*7?"}`), llmtest.Reply{Text: "forty-two"},
-			call("n1", "echo_notify", `{"title":"Reminder","body":"water the plants"}`), llmtest.Reply{Text: "done"})
+		fake.Script(callReply("c1", "echo_complete", `{"prompt":"6*7?"}`), llmtest.Reply{Text: "forty-two"},
+			callReply("n1", "echo_notify", `{"title":"Reminder","body":"water the plants"}`), llmtest.Reply{Text: "done"})
 		chat(t, k, "main", "ask and notify")
 		if m := toolResult(t, k, "main", "c1"); m.ToolStatus != "ok" || !strings.HasPrefix(m.Content, "the model says: forty-two") {
 			t.Fatalf("complete %+v", m)
@@ -189,8 +82,8 @@ func TestNativeEchoPlugin(t *testing.T) {
 		if _, err := k.CreateSession(ctx, client.Session{ID: "grp", Channel: "echo", Partner: "group_9", Scope: "group:echo/group_9"}); err != nil {
 			t.Fatal(err)
 		}
-		fake.Script(call("g1", "echo_recall", `{"query":"locker code gym"}`),
-			call("g2", "echo_remember", `{"text":"the group likes kites"}`), llmtest.Reply{Text: "noted"})
+		fake.Script(callReply("g1", "echo_recall", `{"query":"locker code gym"}`),
+			callReply("g2", "echo_remember", `{"text":"the group likes kites"}`), llmtest.Reply{Text: "noted"})
 		chat(t, k, "grp", "what is the locker code?")
 		m := toolResult(t, k, "grp", "g1")
 		if !strings.HasPrefix(m.Content, "scope group:echo/group_9:") || strings.Contains(m.Content, "4711") {
@@ -199,7 +92,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 		if m := toolResult(t, k, "grp", "g2"); !strings.Contains(m.Content, "in plugin:echo (channel echo, scope group:echo/group_9)") {
 			t.Fatalf("remember in a group turn: %q", m.Content)
 		}
-		fake.Script(call("o1", "echo_recall", `{"query":"locker code gym"}`), llmtest.Reply{Text: "found"})
+		fake.Script(callReply("o1", "echo_recall", `{"query":"locker code gym"}`), llmtest.Reply{Text: "found"})
 		chat(t, k, "main", "find my locker code")
 		if m := toolResult(t, k, "main", "o1"); !strings.HasPrefix(m.Content, "scope private:") || !strings.Contains(m.Content, "4711") {
 			t.Fatalf("the owner's turn did not recall its own memory: %q", m.Content)
@@ -211,7 +104,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 		defer sub.Close()
 		// The owner's turn makes the plugin inject a message; the channel's turn (the model's
 		// default answer, PONG <input>) is delivered back through the plugin.
-		fake.Script(call("i1", "echo_inject", `{"partner":"group_1","text":"hello from the group"}`))
+		fake.Script(callReply("i1", "echo_inject", `{"partner":"group_1","text":"hello from the group"}`))
 		chat(t, k, "main", "inject")
 		ev := nextEvent(t, sub)
 		if ev.Type != kernel.EventChannelDelivered || ev.Payload["session"] != "chan:echo:group_1" || ev.Payload["message_id"] == "" {
@@ -229,7 +122,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 			t.Fatalf("channel session %+v", sess)
 		}
 		// A delivery the plugin reports as failed is published as such.
-		fake.Script(call("i2", "echo_inject", `{"partner":"unreachable","text":"anyone?"}`))
+		fake.Script(callReply("i2", "echo_inject", `{"partner":"unreachable","text":"anyone?"}`))
 		chat(t, k, "main", "inject again")
 		ev = nextEvent(t, sub)
 		if ev.Type != kernel.EventChannelDeliveryFailed || !strings.Contains(ev.Payload["error"].(string), "partner unreachable") {
@@ -242,7 +135,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitLog(t, k, "echo", `"msg":"echo paused"`)
-		fake.Script(call("p1", "echo_inject", `{"partner":"group_1","text":"while paused"}`), llmtest.Reply{Text: "ok"})
+		fake.Script(callReply("p1", "echo_inject", `{"partner":"group_1","text":"while paused"}`), llmtest.Reply{Text: "ok"})
 		chat(t, k, "main", "inject while paused")
 		if m := toolResult(t, k, "main", "p1"); m.ToolStatus != "error" || !strings.Contains(m.Content, "the kernel is paused") {
 			t.Fatalf("input while paused: %+v", m)
@@ -255,11 +148,11 @@ func TestNativeEchoPlugin(t *testing.T) {
 	})
 
 	t.Run("an undeclared capability is an error naming it", func(t *testing.T) {
-		if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "mute", Dir: buildEchoPlugin(t, []string{"hooks", "channels"})}); err != nil {
+		if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "mute", Dir: buildPlugin(t, "echo", t.TempDir(), []string{"hooks", "channels"})}); err != nil {
 			t.Fatal(err)
 		}
 		defer k.PluginAction(ctx, "mute", client.PluginRemove)
-		fake.Script(call("u1", "mute__echo_complete", `{"prompt":"hi"}`), llmtest.Reply{Text: "ok"})
+		fake.Script(callReply("u1", "mute__echo_complete", `{"prompt":"hi"}`), llmtest.Reply{Text: "ok"})
 		chat(t, k, "main", "use the muted plugin")
 		m := toolResult(t, k, "main", "u1")
 		if m.ToolStatus != "error" || !strings.Contains(m.Content, `method llm/complete needs capability "llm" (not declared in the manifest)`) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/toolargs"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -30,14 +31,14 @@ const (
 type calendar struct {
 	store  *Store
 	sched  *Scheduler
-	clock  Clock
+	clock  clock.Clock
 	loc    *time.Location
 	kernel atomic.Pointer[sdk.Kernel]
 }
 
 // newCalendar opens the calendar of cfg. log receives the scheduler's log until the plugin
 // starts (then the kernel's logger is used).
-func newCalendar(cfg Config, clock Clock, log *slog.Logger) (*calendar, error) {
+func newCalendar(cfg Config, clk clock.Clock, log *slog.Logger) (*calendar, error) {
 	store, err := OpenStore(cfg.Dir, cfg.Loc)
 	if err != nil {
 		return nil, err
@@ -45,12 +46,12 @@ func newCalendar(cfg Config, clock Clock, log *slog.Logger) (*calendar, error) {
 	if store.Reminders().DeliveredThrough.IsZero() {
 		// A new calendar: reminders are due from now on, also those that fall due while the
 		// kernel is paused before the scheduler first runs.
-		if err := store.SetReminders(ReminderState{DeliveredThrough: clock.Now()}); err != nil {
+		if err := store.SetReminders(ReminderState{DeliveredThrough: clk.Now()}); err != nil {
 			return nil, err
 		}
 	}
-	c := &calendar{store: store, clock: clock, loc: cfg.Loc}
-	c.sched = NewScheduler(store, clock, c.notify, log)
+	c := &calendar{store: store, clock: clk, loc: cfg.Loc}
+	c.sched = NewScheduler(store, clk, c.notify, log)
 	return c, nil
 }
 
@@ -136,28 +137,12 @@ func (c *calendar) plugin() sdk.Plugin {
 			if k.Paused() {
 				c.sched.SetPaused(true)
 			}
-			k.Logger().Info("calendar started", "dir", c.store.path, "tz", c.loc.String(), "entries", len(c.store.All()),
+			k.Logger().Info("calendar started", "dir", c.store.file.Path(), "tz", c.loc.String(), "entries", len(c.store.All()),
 				"paused", k.Paused())
 			c.sched.Run(ctx)
 			return nil
 		},
 	}
-}
-
-// decode reads a tool's arguments into v, refusing unknown fields.
-func decode(args json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("bad arguments: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("bad arguments: trailing data after the JSON object")
-	}
-	return nil
 }
 
 // zoneOf returns the zone named tz, or the default one.
@@ -199,7 +184,7 @@ type addArgs struct {
 
 func (c *calendar) add(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a addArgs
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	loc, err := c.zoneOf(a.TZ)
@@ -236,7 +221,7 @@ type remindArgs struct {
 
 func (c *calendar) remind(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a remindArgs
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	if strings.TrimSpace(a.At) == "" {
@@ -367,7 +352,7 @@ func (c *calendar) parseRange(a rangeArgs) (from, to time.Time, err error) {
 
 func (c *calendar) list(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a rangeArgs
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	from, to, err := c.parseRange(a)
@@ -419,7 +404,7 @@ type updateArgs struct {
 
 func (c *calendar) update(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a updateArgs
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	e, err := c.store.Get(strings.TrimSpace(a.ID))
@@ -496,7 +481,7 @@ type deleteArgs struct {
 
 func (c *calendar) delete(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a deleteArgs
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	id := strings.TrimSpace(a.ID)
@@ -537,7 +522,7 @@ type importArgs struct {
 
 func (c *calendar) importICS(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a importArgs
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	if strings.TrimSpace(a.ICS) == "" {
@@ -575,7 +560,7 @@ func (c *calendar) importICS(_ context.Context, _ *sdk.Kernel, args json.RawMess
 
 func (c *calendar) exportICS(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a rangeArgs
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	if a.Query != "" {

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock/clocktest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/hologramagent/hologram/plugins/sdk"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
@@ -18,30 +19,13 @@ import (
 // TestManifest keeps plugin.json in step with the plugin.
 func TestManifest(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
 	c, _ := newTestCalendar(t, t.TempDir())
-	p := c.plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "calendar" {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
-	}
-	if !slices.Equal(m.Capabilities, []string{protocol.CapNotify, protocol.CapLifecycle}) {
-		t.Fatalf("capabilities %v: the plugin uses notify and lifecycle only", m.Capabilities)
-	}
+	plugintest.CheckManifest(t, c.plugin(), protocol.CapNotify, protocol.CapLifecycle)
 }
 
-func newTestCalendar(t *testing.T, dir string) (*calendar, *fakeClock) {
+func newTestCalendar(t *testing.T, dir string) (*calendar, *clocktest.Fake) {
 	t.Helper()
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c, err := newCalendar(Config{Dir: dir, Loc: time.UTC}, clk, quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +37,7 @@ func newTestCalendar(t *testing.T, dir string) (*calendar, *fakeClock) {
 type fixture struct {
 	k      *sdktest.Kernel
 	c      *calendar
-	clk    *fakeClock
+	clk    *clocktest.Fake
 	notes  chan protocol.NotifyParams // its owner/notify calls
 	pauses chan bool                  // kernel/paused and kernel/resumed, once the plugin handled them
 }

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
 )
 
 // Environment variables the calendar plugin reads (the kernel passes its own environment and
@@ -29,23 +30,11 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the plugin).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	var c Config
-	switch dir := getenv(EnvDir); {
-	case dir != "" && !filepath.IsAbs(dir):
-		return Config{}, fmt.Errorf("%s=%q must be an absolute path", EnvDir, dir)
-	case dir != "":
-		c.Dir = filepath.Clean(dir)
-	default:
-		data := getenv("XDG_DATA_HOME")
-		if !filepath.IsAbs(data) { // the XDG spec: a relative path is ignored
-			home := getenv("HOME")
-			if !filepath.IsAbs(home) {
-				return Config{}, errors.New("neither XDG_DATA_HOME nor HOME is an absolute path: set " + EnvDir)
-			}
-			data = filepath.Join(home, ".local", "share")
-		}
-		c.Dir = filepath.Join(data, "hologram", "calendar")
+	dir, err := plugconf.StateDir(getenv, EnvDir, "calendar")
+	if err != nil {
+		return Config{}, err
 	}
+	c := Config{Dir: dir}
 	if tz := strings.TrimSpace(getenv(EnvTZ)); tz != "" {
 		loc, err := time.LoadLocation(tz)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 )
 
 func mustLoc(t testing.TB, name string) *time.Location {
@@ -40,10 +42,7 @@ func TestParseOffset(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := ParseOffset(tt.in)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if plugintest.WantErr(t, err, tt.wantErr) {
 				return
 			}
 			if err != nil || time.Duration(got) != tt.want || got.String() != tt.str {
@@ -77,10 +76,7 @@ func TestParseWhen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, dateOnly, err := ParseWhen("start", tt.in, sh)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if plugintest.WantErr(t, err, tt.wantErr) {
 				return
 			}
 			if err != nil || !got.Equal(tt.want) || dateOnly != tt.dateOnly || got.Location() != sh {
@@ -105,10 +101,7 @@ func TestParseRRule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := ParseRRule(tt.in, time.UTC)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if plugintest.WantErr(t, err, tt.wantErr) {
 				return
 			}
 			if err != nil || got != tt.want {

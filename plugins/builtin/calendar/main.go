@@ -8,32 +8,24 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	_ "time/tzdata" // time zones work without the system's tzdata
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "calendar:", err)
-		os.Exit(1)
-	}
-}
+func main() { plugmain.Main("calendar", run) }
 
 // run serves the plugin until ctx ends or the kernel stops it.
-func run(ctx context.Context) error {
+func run(ctx context.Context, log *slog.Logger) error {
 	cfg, err := ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}
-	c, err := newCalendar(cfg, systemClock{}, sdk.NewLogger(os.Stderr, slog.LevelInfo))
+	c, err := newCalendar(cfg, clock.System{}, log)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock"
 )
 
 // Scheduling constants.
@@ -43,10 +45,10 @@ type Notifier func(ctx context.Context, title, body string) error
 // one summary. Safe for concurrent use.
 type Scheduler struct {
 	store  *Store
-	clock  Clock
+	clock  clock.Clock
 	notify Notifier
 	log    *slog.Logger
-	wake   chan struct{}
+	wake   clock.Wake
 
 	mu          sync.Mutex
 	paused      bool
@@ -55,8 +57,8 @@ type Scheduler struct {
 }
 
 // NewScheduler returns a scheduler of store's reminders.
-func NewScheduler(store *Store, clock Clock, notify Notifier, log *slog.Logger) *Scheduler {
-	return &Scheduler{store: store, clock: clock, notify: notify, log: log, wake: make(chan struct{}, 1)}
+func NewScheduler(store *Store, clk clock.Clock, notify Notifier, log *slog.Logger) *Scheduler {
+	return &Scheduler{store: store, clock: clk, notify: notify, log: log, wake: clock.NewWake()}
 }
 
 // SetPaused stops (true) or resumes (false) the delivery of reminders.
@@ -82,32 +84,10 @@ func (s *Scheduler) Paused() bool {
 }
 
 // Poke makes the scheduler look at the calendar again (after a change).
-func (s *Scheduler) Poke() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Scheduler) Poke() { s.wake.Poke() }
 
 // Run delivers reminders until ctx ends.
-func (s *Scheduler) Run(ctx context.Context) {
-	for {
-		next := s.Tick(ctx)
-		var at <-chan time.Time
-		release := func() {}
-		if !next.IsZero() {
-			at, release = s.clock.At(next)
-		}
-		select {
-		case <-ctx.Done():
-			release()
-			return
-		case <-at:
-		case <-s.wake:
-		}
-		release()
-	}
-}
+func (s *Scheduler) Run(ctx context.Context) { clock.Loop(ctx, s.clock, s.wake, s.Tick) }
 
 // Tick delivers what is due now and returns when to look again (zero: only when poked, i.e.
 // while paused).

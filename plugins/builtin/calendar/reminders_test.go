@@ -5,10 +5,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock/clocktest"
 )
 
 // note is a delivered notification.
@@ -61,7 +64,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // t0 is the tests' start: Tuesday 5 May 2026, 08:00 UTC.
 var t0 = time.Date(2026, 5, 5, 8, 0, 0, 0, time.UTC)
 
-func newSchedFixture(t *testing.T, dir string) (*Store, *fakeClock, *recorder, *Scheduler) {
+func newSchedFixture(t *testing.T, dir string) (*Store, *clocktest.Fake, *recorder, *Scheduler) {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -70,7 +73,7 @@ func newSchedFixture(t *testing.T, dir string) (*Store, *fakeClock, *recorder, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	rec := &recorder{}
 	return s, clk, rec, NewScheduler(s, clk, rec.notify, quiet)
 }
@@ -226,7 +229,7 @@ func TestFailedDeliveryIsRetriedWithoutDuplicates(t *testing.T) {
 }
 
 // filepathDir is the directory of s's file.
-func filepathDir(s *Store) string { return s.path[:strings.LastIndex(s.path, "/")] }
+func filepathDir(s *Store) string { return filepath.Dir(s.file.Path()) }
 
 // s2state reads the reminder state from s's file.
 func s2state(t *testing.T, s *Store) ReminderState {

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/jsonfile"
 )
 
 // fileVersion is the version of calendar.json this plugin writes and reads.
@@ -36,7 +34,7 @@ type diskFile struct {
 // Store holds the calendar's entries in memory and in DIR/calendar.json, rewritten atomically
 // (a temporary file renamed over it) after every change. Safe for concurrent use.
 type Store struct {
-	path string
+	file *jsonfile.File
 	loc  *time.Location
 
 	mu     sync.Mutex
@@ -47,30 +45,21 @@ type Store struct {
 // OpenStore reads dir/calendar.json (creating dir, 0700, if needed); a missing file is an empty
 // calendar. loc is the zone of entries given without one.
 func OpenStore(dir string, loc *time.Location) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("calendar dir: %w", err)
-	}
-	s := &Store{path: filepath.Join(dir, "calendar.json"), loc: loc, events: map[string]*Event{}}
-	raw, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
+	file, err := jsonfile.Open(dir, "calendar.json", jsonfile.Spec{Plugin: "calendar", What: "the calendar", Version: fileVersion})
 	if err != nil {
-		return nil, fmt.Errorf("reading the calendar: %w", err)
+		return nil, err
 	}
+	s := &Store{file: file, loc: loc, events: map[string]*Event{}}
 	var f diskFile
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", s.path, err)
-	}
-	if f.Version != fileVersion {
-		return nil, fmt.Errorf("%s has version %d; this calendar plugin reads version %d", s.path, f.Version, fileVersion)
+	if found, err := file.Load(&f); err != nil || !found {
+		return s, err
 	}
 	for i, e := range f.Events {
 		if e == nil {
-			return nil, fmt.Errorf("%s: entry %d is null", s.path, i+1)
+			return nil, fmt.Errorf("%s: entry %d is null", file.Path(), i+1)
 		}
 		if err := e.prepare(loc); err != nil {
-			return nil, fmt.Errorf("%s: entry %q: %w", s.path, e.ID, err)
+			return nil, fmt.Errorf("%s: entry %q: %w", file.Path(), e.ID, err)
 		}
 		s.events[e.ID] = e
 	}
@@ -80,31 +69,7 @@ func OpenStore(dir string, loc *time.Location) (*Store, error) {
 
 // saveLocked writes the calendar to disk; s.mu is held.
 func (s *Store) saveLocked() error {
-	f := diskFile{Version: fileVersion, Events: s.sortedLocked(), Reminders: s.state}
-	raw, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the calendar: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".calendar-*.json")
-	if err != nil {
-		return fmt.Errorf("saving the calendar: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the calendar: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the calendar: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the calendar: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("saving the calendar: %w", err)
-	}
-	return nil
+	return s.file.Save(diskFile{Version: fileVersion, Events: s.sortedLocked(), Reminders: s.state})
 }
 
 // sortedLocked returns the entries by start, then id; s.mu is held.
@@ -130,14 +95,7 @@ func (s *Store) Put(e *Event) (*Event, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, had := s.events[e.ID]
-	s.events[e.ID] = e
-	if err := s.saveLocked(); err != nil {
-		if had {
-			s.events[e.ID] = old
-		} else {
-			delete(s.events, e.ID)
-		}
+	if err := jsonfile.Put(s.events, e.ID, e, s.saveLocked); err != nil {
 		return nil, err
 	}
 	return e.clone(), nil
@@ -162,9 +120,7 @@ func (s *Store) Delete(id string) (*Event, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q (calendar_list shows the ids)", ErrNotFound, id)
 	}
-	delete(s.events, id)
-	if err := s.saveLocked(); err != nil {
-		s.events[id] = e
+	if err := jsonfile.Delete(s.events, id, s.saveLocked); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
 )
@@ -16,26 +14,7 @@ import (
 // build makes here) and every capability the plugin uses.
 func TestManifest(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	p := newEcho().plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "echo" {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
-	}
-	for _, c := range sdktest.AllCapabilities {
-		if !slices.Contains(m.Capabilities, c) {
-			t.Errorf("plugin.json lacks capability %s", c)
-		}
-	}
+	plugintest.CheckManifest(t, newEcho().plugin(), sdktest.AllCapabilities...)
 }
 
 func TestEchoInMemory(t *testing.T) {
@@ -66,10 +45,7 @@ func TestEchoInMemory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool+tt.args, func(t *testing.T) {
 			got, err := k.ToolText(ctx, tt.tool, tt.args, "")
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if plugintest.WantErr(t, err, tt.wantErr) {
 				return
 			}
 			if err != nil || got != tt.want {

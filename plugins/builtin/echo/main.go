@@ -7,19 +7,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+	"log/slog"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := sdk.Serve(ctx, newEcho().plugin()); err != nil {
-		fmt.Fprintln(os.Stderr, "echo:", err)
-		os.Exit(1)
-	}
+	plugmain.Main("echo", func(ctx context.Context, _ *slog.Logger) error { return sdk.Serve(ctx, newEcho().plugin()) })
 }

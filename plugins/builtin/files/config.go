@@ -1,21 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-)
-
-// Environment the kernel passes to built-in plugins (kernel.EnvPluginDataDir and
-// kernel.EnvPluginConfigDir); without them the XDG directories are used.
-const (
-	envDataDir   = "HOLOGRAM_DATA_DIR"
-	envConfigDir = "HOLOGRAM_CONFIG_DIR"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
 )
 
 // Limits and their defaults.
@@ -41,57 +32,20 @@ type Config struct {
 	home string // the owner's home directory, refused as a root
 }
 
-// xdg returns $<v>/hologram when $<v> is absolute, else $HOME/<fallback>/hologram.
-func xdg(getenv func(string) string, v, fallback string) string {
-	if d := getenv(v); filepath.IsAbs(d) {
-		return filepath.Join(d, "hologram")
-	}
-	return filepath.Join(getenv("HOME"), fallback, "hologram")
-}
-
-// dirs returns the data and configuration directories: the kernel's, else XDG's.
-func dirs(getenv func(string) string) (data, conf string, err error) {
-	data, conf = getenv(envDataDir), getenv(envConfigDir)
-	if data == "" {
-		data = xdg(getenv, "XDG_DATA_HOME", filepath.Join(".local", "share"))
-	}
-	if conf == "" {
-		conf = xdg(getenv, "XDG_CONFIG_HOME", ".config")
-	}
-	if !filepath.IsAbs(data) || !filepath.IsAbs(conf) {
-		return "", "", fmt.Errorf("cannot tell the data and config directories (data %q, config %q): set %s and %s, or HOME",
-			data, conf, envDataDir, envConfigDir)
-	}
-	return data, conf, nil
-}
-
 // loadConfig reads <config dir>/plugins/files.toml (optional), applies the defaults and checks
 // the result.
 func loadConfig(getenv func(string) string) (Config, error) {
-	data, conf, err := dirs(getenv)
+	var c Config
+	f, err := plugconf.Load(getenv, "files", &c, "roots, max_read_bytes, max_write_bytes, read_only")
 	if err != nil {
 		return Config{}, err
 	}
-	var c Config
-	path := filepath.Join(conf, "plugins", "files.toml")
-	raw, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
-	default:
-		md, err := toml.Decode(string(raw), &c)
-		if err != nil {
-			return Config{}, fmt.Errorf("config %s: %w", path, err)
-		}
-		if und := md.Undecoded(); len(und) > 0 {
-			return Config{}, fmt.Errorf("config %s: unknown key %q (roots, max_read_bytes, max_write_bytes, read_only)", path, und[0].String())
-		}
-		c.path = path
+	if f.Found {
+		c.path = f.Path
 	}
 	c.home = getenv("HOME")
 	if len(c.Roots) == 0 {
-		def := filepath.Join(data, "files")
+		def := filepath.Join(f.Data, "files")
 		if err := os.MkdirAll(def, 0o700); err != nil {
 			return Config{}, fmt.Errorf("creating the default root: %w", err)
 		}
@@ -123,14 +77,9 @@ func (c Config) where() string {
 // checkRoot expands and resolves a configured root and refuses / and the home directory (and
 // any folder holding it): the plugin must never reach everything the owner has.
 func checkRoot(root, home string) (string, error) {
-	if root == "~" || strings.HasPrefix(root, "~/") {
-		if home == "" {
-			return "", fmt.Errorf("root %q: HOME is not set", root)
-		}
-		root = filepath.Join(home, root[1:])
-	}
-	if !filepath.IsAbs(root) {
-		return "", fmt.Errorf("root %q must be an absolute path (or start with ~/)", root)
+	root, err := plugconf.ExpandHome("root", root, home)
+	if err != nil {
+		return "", err
 	}
 	resolved, err := filepath.EvalSymlinks(root)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/toolargs"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -117,16 +118,6 @@ func (f *files) plugin() sdk.Plugin {
 			k.Logger().Info("files started", "roots", f.rootList(), "max_read", f.maxRead, "read_only", f.readOnly)
 			return nil
 		}}
-}
-
-// decode reads a tool's arguments strictly into v.
-func decode(args json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("bad arguments: %w", err)
-	}
-	return nil
 }
 
 // within reports whether p is base or below it (both clean and absolute).
@@ -245,7 +236,7 @@ func (f *files) read(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (
 		Length   int64  `json:"length"`
 		Encoding string `json:"encoding"`
 	}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	switch {
@@ -311,7 +302,7 @@ func (f *files) write(ctx context.Context, k *sdk.Kernel, args json.RawMessage) 
 		Mode     string `json:"mode"`
 		Encoding string `json:"encoding"`
 	}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	if a.Mode == "" {
@@ -423,7 +414,7 @@ func (f *files) list(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (
 		Path      string `json:"path"`
 		Recursive bool   `json:"recursive"`
 	}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	if strings.TrimSpace(a.Path) == "" && len(f.roots) > 1 && !a.Recursive {
@@ -487,7 +478,7 @@ func (f *files) search(ctx context.Context, k *sdk.Kernel, args json.RawMessage)
 		Content    *bool  `json:"content"`
 		MaxResults int    `json:"max_results"`
 	}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	q := strings.ToLower(strings.TrimSpace(a.Query))

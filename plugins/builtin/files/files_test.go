@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,29 +10,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
 )
 
-// env is a getenv over m.
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
 func TestManifest(t *testing.T) {
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
 	f := &files{roots: []*root{{path: "/x"}}}
-	p := f.plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "files" || len(m.Capabilities) != 0 {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
-	}
+	plugintest.CheckManifest(t, f.plugin())
 }
 
 func TestLoadConfig(t *testing.T) {
@@ -48,7 +32,7 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := env(map[string]string{"HOME": home, envDataDir: data, envConfigDir: conf})
+	e := plugintest.Env(map[string]string{"HOME": home, plugconf.EnvDataDir: data, plugconf.EnvConfigDir: conf})
 
 	t.Run("default root is created 0700", func(t *testing.T) {
 		c, err := loadConfig(e)
@@ -65,7 +49,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 	})
 	t.Run("XDG without the kernel's variables", func(t *testing.T) {
-		c, err := loadConfig(env(map[string]string{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "xdg")}))
+		c, err := loadConfig(plugintest.Env(map[string]string{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "xdg")}))
 		if err != nil || c.Roots[0] != filepath.Join(home, "xdg", "hologram", "files") {
 			t.Fatalf("config %+v %v", c, err)
 		}
@@ -88,7 +72,7 @@ func TestLoadConfig(t *testing.T) {
 	if err := os.Remove(filepath.Join(conf, "plugins", "files.toml")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadConfig(env(map[string]string{})); err == nil || !strings.Contains(err.Error(), "HOLOGRAM_DATA_DIR") {
+	if _, err := loadConfig(plugintest.Env(map[string]string{})); err == nil || !strings.Contains(err.Error(), "HOLOGRAM_DATA_DIR") {
 		t.Fatalf("no HOME: %v", err)
 	}
 }
@@ -159,15 +143,6 @@ func call(t *testing.T, k *sdktest.Kernel, tool, args string) (string, error) {
 	return k.ToolText(context.Background(), tool, args, "")
 }
 
-func jsonArgs(kv ...any) string {
-	m := map[string]any{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
 func TestReadWriteListSearch(t *testing.T) {
 	k, root, _ := setup(t, 1<<20)
 	steps := []struct {
@@ -175,33 +150,33 @@ func TestReadWriteListSearch(t *testing.T) {
 		want       []string // substrings of the result
 		wantErr    string
 	}{
-		{"files_write", jsonArgs("path", "notes/todo.md", "content", "# Todo\nbuy milk\n买牛奶\n"), []string{"wrote 26 bytes to " + filepath.Join(root, "notes", "todo.md")}, ""},
-		{"files_write", jsonArgs("path", "notes/todo.md", "content", "call mum\n", "mode", "append"), []string{"appended 9 bytes"}, ""},
-		{"files_write", jsonArgs("path", "notes/todo.md", "content", "x", "mode", "create"), nil, "exists (mode create)"},
-		{"files_read", jsonArgs("path", "notes/todo.md"), []string{"# Todo\nbuy milk\n买牛奶\ncall mum\n"}, ""},
-		{"files_read", jsonArgs("path", filepath.Join(root, "notes", "todo.md"), "offset", 7, "length", 8), []string{"buy milk", "[bytes 7 to 15 of 35"}, ""},
-		{"files_write", jsonArgs("path", "bin.dat", "content", base64.StdEncoding.EncodeToString([]byte{0, 1, 2, 255}), "encoding", "base64"), []string{"wrote 4 bytes"}, ""},
-		{"files_read", jsonArgs("path", "bin.dat"), nil, "not UTF-8 text"},
-		{"files_read", jsonArgs("path", "bin.dat", "encoding", "base64"), []string{"AAEC/w=="}, ""},
-		{"files_list", jsonArgs(), []string{root + ":", "f           4", "bin.dat", "d           -", "notes/"}, ""},
-		{"files_list", jsonArgs("recursive", true), []string{filepath.Join("notes", "todo.md")}, ""},
-		{"files_list", jsonArgs("path", "notes/todo.md"), []string{"f          35"}, ""},
-		{"files_search", jsonArgs("query", "TODO"), []string{filepath.Join(root, "notes", "todo.md") + " (name)", "todo.md:1: # Todo"}, ""},
-		{"files_search", jsonArgs("query", "牛奶"), []string{"todo.md:3: 买牛奶"}, ""},
-		{"files_search", jsonArgs("query", "milk", "content", false), []string{`no file name or line contains "milk"`}, ""},
-		{"files_search", jsonArgs("query", "zzz"), []string{"no file name or line"}, ""},
-		{"files_read", jsonArgs("path", "notes"), nil, "is a directory: use files_list"},
-		{"files_read", jsonArgs("path", "missing.txt"), nil, "no such file or directory"},
-		{"files_read", jsonArgs("path", "notes/todo.md", "offset", 99), nil, "past the end"},
-		{"files_read", jsonArgs("path", "x", "encoding", "utf16"), nil, `encoding must be "text" or "base64"`},
-		{"files_read", jsonArgs("path", ""), nil, "path is required"},
+		{"files_write", plugintest.Args("path", "notes/todo.md", "content", "# Todo\nbuy milk\n买牛奶\n"), []string{"wrote 26 bytes to " + filepath.Join(root, "notes", "todo.md")}, ""},
+		{"files_write", plugintest.Args("path", "notes/todo.md", "content", "call mum\n", "mode", "append"), []string{"appended 9 bytes"}, ""},
+		{"files_write", plugintest.Args("path", "notes/todo.md", "content", "x", "mode", "create"), nil, "exists (mode create)"},
+		{"files_read", plugintest.Args("path", "notes/todo.md"), []string{"# Todo\nbuy milk\n买牛奶\ncall mum\n"}, ""},
+		{"files_read", plugintest.Args("path", filepath.Join(root, "notes", "todo.md"), "offset", 7, "length", 8), []string{"buy milk", "[bytes 7 to 15 of 35"}, ""},
+		{"files_write", plugintest.Args("path", "bin.dat", "content", base64.StdEncoding.EncodeToString([]byte{0, 1, 2, 255}), "encoding", "base64"), []string{"wrote 4 bytes"}, ""},
+		{"files_read", plugintest.Args("path", "bin.dat"), nil, "not UTF-8 text"},
+		{"files_read", plugintest.Args("path", "bin.dat", "encoding", "base64"), []string{"AAEC/w=="}, ""},
+		{"files_list", plugintest.Args(), []string{root + ":", "f           4", "bin.dat", "d           -", "notes/"}, ""},
+		{"files_list", plugintest.Args("recursive", true), []string{filepath.Join("notes", "todo.md")}, ""},
+		{"files_list", plugintest.Args("path", "notes/todo.md"), []string{"f          35"}, ""},
+		{"files_search", plugintest.Args("query", "TODO"), []string{filepath.Join(root, "notes", "todo.md") + " (name)", "todo.md:1: # Todo"}, ""},
+		{"files_search", plugintest.Args("query", "牛奶"), []string{"todo.md:3: 买牛奶"}, ""},
+		{"files_search", plugintest.Args("query", "milk", "content", false), []string{`no file name or line contains "milk"`}, ""},
+		{"files_search", plugintest.Args("query", "zzz"), []string{"no file name or line"}, ""},
+		{"files_read", plugintest.Args("path", "notes"), nil, "is a directory: use files_list"},
+		{"files_read", plugintest.Args("path", "missing.txt"), nil, "no such file or directory"},
+		{"files_read", plugintest.Args("path", "notes/todo.md", "offset", 99), nil, "past the end"},
+		{"files_read", plugintest.Args("path", "x", "encoding", "utf16"), nil, `encoding must be "text" or "base64"`},
+		{"files_read", plugintest.Args("path", ""), nil, "path is required"},
 		{"files_read", `{"path":"x","bogus":1}`, nil, `unknown field "bogus"`},
-		{"files_write", jsonArgs("path", "x", "content", "y", "mode", "truncate"), nil, `mode must be "write", "create" or "append"`},
-		{"files_write", jsonArgs("path", ".", "content", "y"), nil, "is the root directory"},
-		{"files_write", jsonArgs("path", "big", "content", strings.Repeat("a", 1<<16+1)), nil, "more than the 65536 one write takes"},
-		{"files_search", jsonArgs("query", " "), nil, "query is required"},
-		{"files_search", jsonArgs("query", "a", "max_results", 501), nil, "max_results must be from 1 to 500"},
-		{"files_search", jsonArgs("query", "a", "path", "notes/todo.md"), nil, "is not a directory"},
+		{"files_write", plugintest.Args("path", "x", "content", "y", "mode", "truncate"), nil, `mode must be "write", "create" or "append"`},
+		{"files_write", plugintest.Args("path", ".", "content", "y"), nil, "is the root directory"},
+		{"files_write", plugintest.Args("path", "big", "content", strings.Repeat("a", 1<<16+1)), nil, "more than the 65536 one write takes"},
+		{"files_search", plugintest.Args("query", " "), nil, "query is required"},
+		{"files_search", plugintest.Args("query", "a", "max_results", 501), nil, "max_results must be from 1 to 500"},
+		{"files_search", plugintest.Args("query", "a", "path", "notes/todo.md"), nil, "is not a directory"},
 	}
 	for i, s := range steps {
 		got, err := call(t, k, s.tool, s.args)
@@ -253,21 +228,21 @@ func TestRefusals(t *testing.T) {
 	must(os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("x", 2000)), 0o600))
 
 	for _, tt := range []struct{ name, tool, args, want string }{
-		{"traversal", "files_read", jsonArgs("path", "../outside/secret.txt"), `climbs out of the root`},
-		{"traversal hidden in the middle", "files_read", jsonArgs("path", "a/../../outside/secret.txt"), `climbs out of the root`},
-		{"absolute outside", "files_read", jsonArgs("path", secret), "is outside the roots"},
-		{"absolute with dots", "files_read", jsonArgs("path", root+"/../outside/secret.txt"), "is outside the roots"},
-		{"symlink escape", "files_read", jsonArgs("path", "escape"), "a symbolic link leads out of the root"},
-		{"symlink escape via a folder", "files_read", jsonArgs("path", "updir/secret.txt"), "a symbolic link leads out of the root"},
-		{"absolute symlink inside", "files_read", jsonArgs("path", "abs"), "a symbolic link leads out of the root"},
-		{"write through an escaping link", "files_write", jsonArgs("path", "escape", "content", "pwned"), "a symbolic link leads out of the root"},
-		{"write below an escaping folder", "files_write", jsonArgs("path", "updir/new.txt", "content", "pwned"), "a symbolic link leads out of the root"},
-		{"list an escaping folder", "files_list", jsonArgs("path", "updir"), "a symbolic link leads out of the root"},
-		{"named pipe", "files_read", jsonArgs("path", "fifo"), "is a named pipe, not a regular file"},
-		{"write to a pipe", "files_write", jsonArgs("path", "fifo", "content", "x"), "is a named pipe, not a regular file"},
-		{"socket", "files_read", jsonArgs("path", "sock"), "is a socket, not a regular file"},
-		{"oversize", "files_read", jsonArgs("path", "big.txt"), "has 2000 bytes, more than the 1024 one read returns"},
-		{"oversize length", "files_read", jsonArgs("path", "big.txt", "length", 1025), "more than the 1024 bytes one read returns"},
+		{"traversal", "files_read", plugintest.Args("path", "../outside/secret.txt"), `climbs out of the root`},
+		{"traversal hidden in the middle", "files_read", plugintest.Args("path", "a/../../outside/secret.txt"), `climbs out of the root`},
+		{"absolute outside", "files_read", plugintest.Args("path", secret), "is outside the roots"},
+		{"absolute with dots", "files_read", plugintest.Args("path", root+"/../outside/secret.txt"), "is outside the roots"},
+		{"symlink escape", "files_read", plugintest.Args("path", "escape"), "a symbolic link leads out of the root"},
+		{"symlink escape via a folder", "files_read", plugintest.Args("path", "updir/secret.txt"), "a symbolic link leads out of the root"},
+		{"absolute symlink inside", "files_read", plugintest.Args("path", "abs"), "a symbolic link leads out of the root"},
+		{"write through an escaping link", "files_write", plugintest.Args("path", "escape", "content", "pwned"), "a symbolic link leads out of the root"},
+		{"write below an escaping folder", "files_write", plugintest.Args("path", "updir/new.txt", "content", "pwned"), "a symbolic link leads out of the root"},
+		{"list an escaping folder", "files_list", plugintest.Args("path", "updir"), "a symbolic link leads out of the root"},
+		{"named pipe", "files_read", plugintest.Args("path", "fifo"), "is a named pipe, not a regular file"},
+		{"write to a pipe", "files_write", plugintest.Args("path", "fifo", "content", "x"), "is a named pipe, not a regular file"},
+		{"socket", "files_read", plugintest.Args("path", "sock"), "is a socket, not a regular file"},
+		{"oversize", "files_read", plugintest.Args("path", "big.txt"), "has 2000 bytes, more than the 1024 one read returns"},
+		{"oversize length", "files_read", plugintest.Args("path", "big.txt", "length", 1025), "more than the 1024 bytes one read returns"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := call(t, k, tt.tool, tt.args)
@@ -286,18 +261,18 @@ func TestRefusals(t *testing.T) {
 		t.Fatal("a file was created outside the root")
 	}
 	// A range of an oversize file, and a link that stays inside, are fine.
-	if got, err := call(t, k, "files_read", jsonArgs("path", "big.txt", "offset", 1990)); err != nil || got != strings.Repeat("x", 10)+"\n[bytes 1990 to 2000 of 2000 in "+filepath.Join(root, "big.txt")+"]" {
+	if got, err := call(t, k, "files_read", plugintest.Args("path", "big.txt", "offset", 1990)); err != nil || got != strings.Repeat("x", 10)+"\n[bytes 1990 to 2000 of 2000 in "+filepath.Join(root, "big.txt")+"]" {
 		t.Fatalf("range: %q %v", got, err)
 	}
-	if got, err := call(t, k, "files_read", jsonArgs("path", "good")); err != nil || got != "in" {
+	if got, err := call(t, k, "files_read", plugintest.Args("path", "good")); err != nil || got != "in" {
 		t.Fatalf("inner link: %q %v", got, err)
 	}
 	// The listing shows what the special files are, and search skips them without blocking.
-	got, err := call(t, k, "files_list", jsonArgs())
+	got, err := call(t, k, "files_list", plugintest.Args())
 	if err != nil || !strings.Contains(got, "fifo (a named pipe)") || !strings.Contains(got, "sock (a socket)") {
 		t.Fatalf("list: %q %v", got, err)
 	}
-	if got, err := call(t, k, "files_search", jsonArgs("query", "secret")); err != nil || strings.Contains(got, "the secret") {
+	if got, err := call(t, k, "files_search", plugintest.Args("query", "secret")); err != nil || strings.Contains(got, "the secret") {
 		t.Fatalf("search: %q %v", got, err)
 	}
 }
@@ -311,9 +286,9 @@ func TestDeviceFiles(t *testing.T) {
 	defer f.Close()
 	k := sdktest.Start(t, f.plugin(), sdktest.Options{Plugin: "files"})
 	for _, tt := range []struct{ tool, args, want string }{
-		{"files_read", jsonArgs("path", "zero"), "/dev/zero is a character device, not a regular file"},
-		{"files_read", jsonArgs("path", "/dev/null"), "/dev/null is a character device, not a regular file"},
-		{"files_write", jsonArgs("path", "null", "content", "x"), "/dev/null is a character device, not a regular file"},
+		{"files_read", plugintest.Args("path", "zero"), "/dev/zero is a character device, not a regular file"},
+		{"files_read", plugintest.Args("path", "/dev/null"), "/dev/null is a character device, not a regular file"},
+		{"files_write", plugintest.Args("path", "null", "content", "x"), "/dev/null is a character device, not a regular file"},
 	} {
 		if got, err := call(t, k, tt.tool, tt.args); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Fatalf("%s %s: %q %v, want %q", tt.tool, tt.args, got, err, tt.want)

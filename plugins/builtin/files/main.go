@@ -10,25 +10,17 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "files:", err)
-		os.Exit(1)
-	}
-}
+func main() { plugmain.Main("files", run) }
 
 // run loads the configuration and serves the plugin until the kernel stops it.
-func run(ctx context.Context) error {
+func run(ctx context.Context, _ *slog.Logger) error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return err

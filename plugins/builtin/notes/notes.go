@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/toolargs"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -86,16 +86,6 @@ func (n *notes) plugin() sdk.Plugin {
 		}}
 }
 
-// decode reads a tool's arguments strictly into v.
-func decode(args json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("bad arguments: %w", err)
-	}
-	return nil
-}
-
 // note is one note as stored.
 type note struct {
 	ID, Title, Body string
@@ -149,6 +139,15 @@ func checkID(id string) (string, error) {
 		return "", fmt.Errorf("note id %q is not valid (letters, digits, . _ -; notes_list shows the ids)", id)
 	}
 	return id, nil
+}
+
+// idArg reads the arguments of a tool that takes only a note's id, and checks the id.
+func idArg(args json.RawMessage) (string, error) {
+	var a struct{ ID string }
+	if err := toolargs.Decode(args, &a); err != nil {
+		return "", err
+	}
+	return checkID(a.ID)
 }
 
 // slug makes an id from a title: letters and digits lower-cased, the rest as single dashes.
@@ -249,7 +248,7 @@ func memoryText(nt note) string {
 // create is notes_create.
 func (n *notes) create(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a struct{ Title, Body string }
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	title, err := checkTitle(a.Title)
@@ -282,11 +281,7 @@ func (n *notes) create(ctx context.Context, k *sdk.Kernel, args json.RawMessage)
 
 // read is notes_read.
 func (n *notes) read(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
-	var a struct{ ID string }
-	if err := decode(args, &a); err != nil {
-		return sdk.Result{}, err
-	}
-	id, err := checkID(a.ID)
+	id, err := idArg(args)
 	if err != nil {
 		return sdk.Result{}, err
 	}
@@ -305,7 +300,7 @@ func (n *notes) edit(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (
 		Body   *string `json:"body"`
 		Append *string `json:"append"`
 	}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	id, err := checkID(a.ID)
@@ -349,11 +344,7 @@ func (n *notes) edit(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (
 
 // delete is notes_delete.
 func (n *notes) delete(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
-	var a struct{ ID string }
-	if err := decode(args, &a); err != nil {
-		return sdk.Result{}, err
-	}
-	id, err := checkID(a.ID)
+	id, err := idArg(args)
 	if err != nil {
 		return sdk.Result{}, err
 	}
@@ -399,7 +390,7 @@ func (n *notes) all() ([]note, error) {
 
 // list is notes_list.
 func (n *notes) list(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
-	if err := decode(args, &struct{}{}); err != nil {
+	if err := toolargs.Decode(args, &struct{}{}); err != nil {
 		return sdk.Result{}, err
 	}
 	all, err := n.all()
@@ -423,7 +414,7 @@ func (n *notes) search(ctx context.Context, k *sdk.Kernel, args json.RawMessage)
 		Query      string `json:"query"`
 		MaxResults int    `json:"max_results"`
 	}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	words := strings.Fields(strings.ToLower(a.Query))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,33 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock/clocktest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
 )
 
 func TestManifest(t *testing.T) {
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	p := (&notes{}).plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "notes" || len(m.Capabilities) != 1 || m.Capabilities[0] != protocol.CapMemory {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
-	}
+	plugintest.CheckManifest(t, (&notes{}).plugin(), protocol.CapMemory)
 }
 
 func TestLoadConfig(t *testing.T) {
 	home := t.TempDir()
-	get := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	e := map[string]string{"HOME": home, envDataDir: filepath.Join(home, "data"), envConfigDir: filepath.Join(home, "conf")}
-	dir, err := loadConfig(get(e))
+	e := map[string]string{"HOME": home, plugconf.EnvDataDir: filepath.Join(home, "data"), plugconf.EnvConfigDir: filepath.Join(home, "conf")}
+	dir, err := loadConfig(plugintest.Env(e))
 	if err != nil || dir != filepath.Join(home, "data", "notes") {
 		t.Fatalf("default %q %v", dir, err)
 	}
@@ -56,7 +43,7 @@ func TestLoadConfig(t *testing.T) {
 		if err := os.WriteFile(file, []byte(tt.body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		dir, err := loadConfig(get(e))
+		dir, err := loadConfig(plugintest.Env(e))
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("%s: %q %v, want %q", tt.body, dir, err, tt.wantErr)
@@ -92,37 +79,10 @@ func (m *memory) all() []protocol.MemoryCommitParams {
 	return append([]protocol.MemoryCommitParams(nil), m.commits...)
 }
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func args(kv ...any) string {
-	m := map[string]any{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
 func TestNotes(t *testing.T) {
 	dir := t.TempDir()
-	clk := &clock{t: time.Date(2026, 3, 4, 5, 6, 0, 0, time.UTC)}
-	n, err := newNotes(dir, clk.now)
+	clk := clocktest.New(time.Date(2026, 3, 4, 5, 6, 0, 0, time.UTC))
+	n, err := newNotes(dir, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,13 +100,13 @@ func TestNotes(t *testing.T) {
 		return out
 	}
 
-	if got := run("notes_create", args("title", "Shopping list", "body", "- milk\n- bread")); got != "created note shopping-list ("+dir+"/shopping-list.md); remembered (memory event 1, private)" {
+	if got := run("notes_create", plugintest.Args("title", "Shopping list", "body", "- milk\n- bread")); got != "created note shopping-list ("+dir+"/shopping-list.md); remembered (memory event 1, private)" {
 		t.Fatalf("create: %q", got)
 	}
-	clk.add(time.Minute)
-	run("notes_create", args("title", "Shopping list", "body", "second one"))
-	clk.add(time.Minute)
-	run("notes_create", args("title", "  旅行 计划！ ", "body", "去杭州看西湖，带上雨伞"))
+	clk.Advance(time.Minute)
+	run("notes_create", plugintest.Args("title", "Shopping list", "body", "second one"))
+	clk.Advance(time.Minute)
+	run("notes_create", plugintest.Args("title", "  旅行 计划！ ", "body", "去杭州看西湖，带上雨伞"))
 	raw, err := os.ReadFile(filepath.Join(dir, "shopping-list.md"))
 	if err != nil || string(raw) != "# Shopping list\n\n- milk\n- bread\n" {
 		t.Fatalf("file %q %v", raw, err)
@@ -161,15 +121,15 @@ func TestNotes(t *testing.T) {
 		t.Fatalf("commits %+v", commits)
 	}
 
-	clk.add(time.Minute)
-	if got := run("notes_edit", args("id", "shopping-list", "append", "- eggs")); got != "edited note shopping-list; remembered (memory event 4, private)" {
+	clk.Advance(time.Minute)
+	if got := run("notes_edit", plugintest.Args("id", "shopping-list", "append", "- eggs")); got != "edited note shopping-list; remembered (memory event 4, private)" {
 		t.Fatalf("edit: %q", got)
 	}
-	if got := run("notes_read", args("id", "shopping-list.md")); got != "# Shopping list\n\n- milk\n- bread\n- eggs\n" {
+	if got := run("notes_read", plugintest.Args("id", "shopping-list.md")); got != "# Shopping list\n\n- milk\n- bread\n- eggs\n" {
 		t.Fatalf("read after append: %q", got)
 	}
-	run("notes_edit", args("id", "shopping-list", "title", "Groceries", "body", "cheese"))
-	if got := run("notes_read", args("id", "shopping-list")); got != "# Groceries\n\ncheese\n" {
+	run("notes_edit", plugintest.Args("id", "shopping-list", "title", "Groceries", "body", "cheese"))
+	if got := run("notes_read", plugintest.Args("id", "shopping-list")); got != "# Groceries\n\ncheese\n" {
 		t.Fatalf("read after edit: %q", got)
 	}
 	if c := mem.all(); c[len(c)-1].Meta["action"] != "edit" || !strings.Contains(c[len(c)-1].Text, "cheese") {
@@ -179,17 +139,17 @@ func TestNotes(t *testing.T) {
 	if got := run("notes_list", "{}"); got != "shopping-list  2026-03-04 05:09  Groceries\n旅行-计划  2026-03-04 05:08  旅行 计划！\nshopping-list-2  2026-03-04 05:07  Shopping list" {
 		t.Fatalf("list:\n%s", got)
 	}
-	if got := run("notes_search", args("query", "西湖")); got != "旅行-计划  旅行 计划！\n  去杭州看西湖，带上雨伞" {
+	if got := run("notes_search", plugintest.Args("query", "西湖")); got != "旅行-计划  旅行 计划！\n  去杭州看西湖，带上雨伞" {
 		t.Fatalf("search cjk: %q", got)
 	}
-	if got := run("notes_search", args("query", "SHOPPING one")); !strings.HasPrefix(got, "shopping-list-2  Shopping list\n  second one") {
+	if got := run("notes_search", plugintest.Args("query", "SHOPPING one")); !strings.HasPrefix(got, "shopping-list-2  Shopping list\n  second one") {
 		t.Fatalf("search: %q", got)
 	}
-	if got := run("notes_search", args("query", "shopping cheese")); got != `no note contains "shopping cheese"` {
+	if got := run("notes_search", plugintest.Args("query", "shopping cheese")); got != `no note contains "shopping cheese"` {
 		t.Fatalf("search needs every word: %q", got)
 	}
 
-	if got := run("notes_delete", args("id", "shopping-list-2")); !strings.HasPrefix(got, "deleted note shopping-list-2; remembered") {
+	if got := run("notes_delete", plugintest.Args("id", "shopping-list-2")); !strings.HasPrefix(got, "deleted note shopping-list-2; remembered") {
 		t.Fatalf("delete: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "shopping-list-2.md")); !errors.Is(err, os.ErrNotExist) {
@@ -197,18 +157,18 @@ func TestNotes(t *testing.T) {
 	}
 
 	for _, tt := range []struct{ tool, args, want string }{
-		{"notes_create", args("title", " ", "body", "x"), "the title is empty"},
-		{"notes_create", args("title", strings.Repeat("t", 201), "body", "x"), "the title has 201 characters, at most 200"},
-		{"notes_create", args("title", "big", "body", strings.Repeat("b", maxNoteBytes+1)), "the body has 262145 bytes"},
-		{"notes_create", args("title", "x", "body", "y", "tags", "z"), `unknown field "tags"`},
-		{"notes_read", args("id", "../../etc/passwd"), `note id "../../etc/passwd" is not valid`},
-		{"notes_read", args("id", "shopping-list-2"), `no note "shopping-list-2"`},
-		{"notes_edit", args("id", "shopping-list"), "nothing to change"},
-		{"notes_edit", args("id", "shopping-list", "body", "a", "append", "b"), "not both"},
-		{"notes_edit", args("id", "ghost", "body", "a"), `no note "ghost"`},
-		{"notes_delete", args("id", "/tmp/x"), "is not valid"},
-		{"notes_search", args("query", "  "), "query is required"},
-		{"notes_search", args("query", "x", "max_results", 101), "max_results must be from 1 to 100"},
+		{"notes_create", plugintest.Args("title", " ", "body", "x"), "the title is empty"},
+		{"notes_create", plugintest.Args("title", strings.Repeat("t", 201), "body", "x"), "the title has 201 characters, at most 200"},
+		{"notes_create", plugintest.Args("title", "big", "body", strings.Repeat("b", maxNoteBytes+1)), "the body has 262145 bytes"},
+		{"notes_create", plugintest.Args("title", "x", "body", "y", "tags", "z"), `unknown field "tags"`},
+		{"notes_read", plugintest.Args("id", "../../etc/passwd"), `note id "../../etc/passwd" is not valid`},
+		{"notes_read", plugintest.Args("id", "shopping-list-2"), `no note "shopping-list-2"`},
+		{"notes_edit", plugintest.Args("id", "shopping-list"), "nothing to change"},
+		{"notes_edit", plugintest.Args("id", "shopping-list", "body", "a", "append", "b"), "not both"},
+		{"notes_edit", plugintest.Args("id", "ghost", "body", "a"), `no note "ghost"`},
+		{"notes_delete", plugintest.Args("id", "/tmp/x"), "is not valid"},
+		{"notes_search", plugintest.Args("query", "  "), "query is required"},
+		{"notes_search", plugintest.Args("query", "x", "max_results", 101), "max_results must be from 1 to 100"},
 	} {
 		if got, err := k.ToolText(ctx, tt.tool, tt.args, ""); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %.60s: %q %v, want %q", tt.tool, tt.args, got, err, tt.want)
@@ -219,13 +179,13 @@ func TestNotes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ideas.md"), []byte("kite festival in May\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := run("notes_search", args("query", "kite")); got != "ideas  ideas\n  kite festival in May" {
+	if got := run("notes_search", plugintest.Args("query", "kite")); got != "ideas  ideas\n  kite festival in May" {
 		t.Fatalf("hand-written note: %q", got)
 	}
 	mem.mu.Lock()
 	mem.fail = errors.New("memory features need an indexed store")
 	mem.mu.Unlock()
-	if got := run("notes_create", args("title", "Offline", "body", "still saved")); !strings.Contains(got, "created note offline") ||
+	if got := run("notes_create", plugintest.Args("title", "Offline", "body", "still saved")); !strings.Contains(got, "created note offline") ||
 		!strings.Contains(got, "not remembered: memory/commit: jsonrpc error -32603: memory features need an indexed store") {
 		t.Fatalf("create without memory: %q", got)
 	}

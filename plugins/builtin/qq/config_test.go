@@ -1,13 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
+	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -65,15 +67,7 @@ func TestLoadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := LoadConfig(func(k string) string { return tt.env[k] }, readTokenFile)
-			if len(tt.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("no error: %+v", c)
-				}
-				for _, w := range tt.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
+			if plugintest.WantErr(t, err, tt.wantErr...) {
 				return
 			}
 			if err != nil {
@@ -93,23 +87,6 @@ func TestLoadConfig(t *testing.T) {
 // uses (channels, hooks, lifecycle).
 func TestManifest(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
 	p := newQQ(Config{Rate: 1, Per: time.Minute}, NewBridge(nil), nil, time.Now).plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "qq" {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
-	}
-	slices.Sort(m.Capabilities)
-	if !slices.Equal(m.Capabilities, []string{"channels", "hooks", "lifecycle"}) {
-		t.Fatalf("capabilities %v", m.Capabilities)
-	}
+	plugintest.CheckManifest(t, p, protocol.CapChannels, protocol.CapHooks, protocol.CapLifecycle)
 }

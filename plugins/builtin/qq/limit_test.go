@@ -3,12 +3,14 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock/clocktest"
 )
 
 func TestLimiter(t *testing.T) {
 	t.Parallel()
-	c := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
-	l := NewLimiter(3, time.Minute, c.now)
+	c := clocktest.New(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
+	l := NewLimiter(3, time.Minute, c.Now)
 	steps := []struct {
 		advance time.Duration
 		partner string
@@ -22,19 +24,19 @@ func TestLimiter(t *testing.T) {
 		{time.Hour, "a", true},
 	}
 	for i, s := range steps {
-		c.advance(s.advance)
+		c.Advance(s.advance)
 		if got := l.Allow(s.partner); got != s.want {
-			t.Fatalf("step %d (%s at %s): %v, want %v", i, s.partner, c.now().Format("15:04:05"), got, s.want)
+			t.Fatalf("step %d (%s at %s): %v, want %v", i, s.partner, c.Now().Format("15:04:05"), got, s.want)
 		}
 	}
 }
 
 func BenchmarkLimiter(b *testing.B) {
-	c := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
-	l := NewLimiter(5, time.Minute, c.now)
+	c := clocktest.New(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
+	l := NewLimiter(5, time.Minute, c.Now)
 	partners := []string{"group_1", "group_2", "555", "556"}
 	for i := 0; b.Loop(); i++ {
-		c.advance(time.Second)
+		c.Advance(time.Second)
 		l.Allow(partners[i%len(partners)])
 	}
 }

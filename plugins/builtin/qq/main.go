@@ -14,33 +14,28 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	log := sdk.NewLogger(os.Stderr, slog.LevelInfo)
+func main() { plugmain.Main("qq", run) }
+
+// run loads the configuration, listens for the bridge in reverse mode and serves the plugin
+// until the kernel stops it.
+func run(ctx context.Context, log *slog.Logger) error {
 	cfg, err := LoadConfig(os.Getenv, readTokenFile)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "qq: configuration:", err)
-		os.Exit(1)
+		return fmt.Errorf("configuration: %w", err)
 	}
 	var ln net.Listener
 	if cfg.Listen != "" {
 		if ln, err = ListenReverse(ctx, cfg.Listen); err != nil {
-			fmt.Fprintln(os.Stderr, "qq:", err)
-			os.Exit(1)
+			return err
 		}
 	}
 	p := newQQ(cfg, NewBridge(log), ln, time.Now).plugin()
 	p.Logger = log
-	if err := sdk.Serve(ctx, p); err != nil {
-		fmt.Fprintln(os.Stderr, "qq:", err)
-		os.Exit(1)
-	}
+	return sdk.Serve(ctx, p)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/toolargs"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -414,16 +415,6 @@ func (q *qq) requireOwner(ctx context.Context, tool string) error {
 	return nil
 }
 
-// decodeArgs reads a tool's arguments strictly.
-func decodeArgs(args json.RawMessage, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(args)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("bad arguments: %w", err)
-	}
-	return nil
-}
-
 // Status is qq_status's answer.
 type Status struct {
 	Mode   string       `json:"mode"`
@@ -432,7 +423,7 @@ type Status struct {
 }
 
 func (q *qq) status(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
-	if err := decodeArgs(args, &struct{}{}); err != nil {
+	if err := toolargs.Decode(args, &struct{}{}); err != nil {
 		return sdk.Result{}, err
 	}
 	q.mu.Lock()
@@ -446,7 +437,7 @@ func (q *qq) status(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk
 }
 
 func (q *qq) groups(ctx context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
-	if err := decodeArgs(args, &struct{}{}); err != nil {
+	if err := toolargs.Decode(args, &struct{}{}); err != nil {
 		return sdk.Result{}, err
 	}
 	if err := q.requireOwner(ctx, "qq_groups"); err != nil {
@@ -478,7 +469,7 @@ func (q *qq) sendTool(ctx context.Context, _ *sdk.Kernel, args json.RawMessage) 
 		To   string `json:"to"`
 		Text string `json:"text"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	if err := q.requireOwner(ctx, "qq_send"); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/hosttest"
 )
 
 // TestQQThroughKernel runs the built plugin under the real host and kernel, driven through the
@@ -16,7 +17,8 @@ import (
 // the bot becomes a turn in the group's session whose reply goes back with send_group_msg; the
 // owner-only tool is denied in the group and works for the owner.
 func TestQQThroughKernel(t *testing.T) {
-	tk := startKernel(t)
+	tk := hosttest.Start(t, hosttest.Options{API: true})
+	fake := tk.AddModel(t)
 	bot := newFakeBot(t, botID, "s3cret")
 	bot.answer = func(r Request) Response {
 		if r.Action == "get_group_list" {
@@ -25,9 +27,9 @@ func TestQQThroughKernel(t *testing.T) {
 		return Response{}
 	}
 	url := bot.serveForward()
-	tk.addPlugin(t, "qq", buildPlugin(t), "HOLOGRAM_QQ_URL="+url, "HOLOGRAM_QQ_TOKEN=s3cret", "HOLOGRAM_QQ_OWNER="+ownerID)
+	tk.RunPlugin(t, "qq", hosttest.Build(t), "HOLOGRAM_QQ_URL="+url, "HOLOGRAM_QQ_TOKEN=s3cret", "HOLOGRAM_QQ_OWNER="+ownerID)
 	bot.waitUp(1)
-	ctx := testCtx(t)
+	ctx := hosttest.Context(t)
 
 	// Not mentioned: no turn. Mentioned: a turn (the model answers "PONG <input>") and a reply.
 	bot.push(groupMsg(42, 777, "Ann", "", "nobody asked you"))
@@ -37,7 +39,7 @@ func TestQQThroughKernel(t *testing.T) {
 	if sent.Action != "send_group_msg" || string(b) != `{"group_id":42,"message":[{"data":{"text":"PONG Ann (777): what is 6*7?"},"type":"text"}]}` {
 		t.Fatalf("the bridge got %s %s", sent.Action, b)
 	}
-	for _, r := range tk.LLM.Requests() {
+	for _, r := range fake.Requests() {
 		for _, m := range r.Messages {
 			if strings.Contains(m.Content, "nobody asked you") {
 				t.Fatal("a group message without a mention reached the model")
@@ -60,21 +62,21 @@ func TestQQThroughKernel(t *testing.T) {
 
 	// In the group the owner-only tool is denied, and the denial is the call's result (the
 	// turn ends there: every call was denied).
-	tk.LLM.Script(call("g1", "qq_groups", `{}`))
+	fake.Script(hosttest.Call("g1", "qq_groups", `{}`))
 	bot.push(groupMsg(42, 20002, "Owner", botID, "list your groups"))
 	if c := bot.nextCall(); c.Action != "send_group_msg" {
 		t.Fatalf("the bridge got %s", c.Action)
 	}
-	if m := tk.toolResult(t, "chan:qq:group_42", "g1"); m.ToolStatus != "denied" || !strings.Contains(m.Content, "qq_groups is for the owner only") {
+	if m := tk.ToolResult(t, "chan:qq:group_42", "g1"); m.ToolStatus != "denied" || !strings.Contains(m.Content, "qq_groups is for the owner only") {
 		t.Fatalf("qq_groups in a group: %+v", m)
 	}
 
 	// The owner, through the API, may.
-	tk.LLM.Script(call("o1", "qq_groups", `{}`), llmtest.Reply{Text: "listed"})
+	fake.Script(hosttest.Call("o1", "qq_groups", `{}`), llmtest.Reply{Text: "listed"})
 	if _, err := tk.API.Chat(ctx, client.ChatRequest{Session: "main", Input: "which QQ groups?"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if m := tk.toolResult(t, "main", "o1"); m.ToolStatus != "ok" || m.Content != "1 groups\n- group_42 Kites (9 members)" {
+	if m := tk.ToolResult(t, "main", "o1"); m.ToolStatus != "ok" || m.Content != "1 groups\n- group_42 Kites (9 members)" {
 		t.Fatalf("qq_groups for the owner: %+v", m)
 	}
 	if c := bot.nextCall(); c.Action != "get_group_list" {

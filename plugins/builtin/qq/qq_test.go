@@ -8,31 +8,14 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock/clocktest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
 )
-
-// fakeClock is the plugin's clock in tests: time moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // harness is the plugin served in memory against the kernel double, connected to a fake
 // bridge; inputs are the messages it passed to the kernel, outcomes every event's fate.
@@ -40,7 +23,7 @@ type harness struct {
 	q        *qq
 	k        *sdktest.Kernel
 	bot      *fakeBot
-	clock    *fakeClock
+	clock    *clocktest.Fake
 	inputs   chan protocol.ChannelInputParams
 	outcomes chan string
 	addr     chan net.Addr
@@ -55,7 +38,7 @@ const (
 // reverse is false or true); opts' Input is set by the harness.
 func startQQ(t *testing.T, cfg Config, reverse bool, opts sdktest.Options) *harness {
 	t.Helper()
-	h := &harness{bot: newFakeBot(t, botID, cfg.Token), clock: &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)},
+	h := &harness{bot: newFakeBot(t, botID, cfg.Token), clock: clocktest.New(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)),
 		inputs: make(chan protocol.ChannelInputParams, 64), outcomes: make(chan string, 64), addr: make(chan net.Addr, 1)}
 	if cfg.Rate == 0 {
 		cfg.Rate, cfg.Per = 5, time.Minute
@@ -75,7 +58,7 @@ func startQQ(t *testing.T, cfg Config, reverse bool, opts sdktest.Options) *harn
 		}
 		h.addr <- ln.Addr()
 	}
-	h.q = newQQ(cfg, b, ln, h.clock.now)
+	h.q = newQQ(cfg, b, ln, h.clock.Now)
 	h.q.handled = func(_ Event, outcome string) { h.outcomes <- outcome }
 	opts.Plugin = "qq"
 	opts.Capabilities = []string{protocol.CapChannels, protocol.CapHooks, protocol.CapLifecycle}
@@ -350,7 +333,7 @@ func TestRateLimitAndPause(t *testing.T) {
 			t.Fatalf("%v: outcome %q, want %q", w.ev["message"], got, w.outcome)
 		}
 	}
-	h.clock.advance(time.Minute)
+	h.clock.Advance(time.Minute)
 	h.bot.push(privateMsg(555, "a minute later"))
 	if got := h.outcome(t); got != "passed" {
 		t.Fatalf("after the window: %q", got)
@@ -437,10 +420,7 @@ func TestOwnerOnlyTools(t *testing.T) {
 				t.Fatalf("deny %v, want %q", patch.Deny, tt.deny)
 			}
 			got, err := h.k.ToolText(ctx, tt.tool, tt.args, tt.d.TurnID)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if plugintest.WantErr(t, err, tt.wantErr) {
 				return
 			}
 			if err != nil || got != tt.want {

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpproxy"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
 )
 
 // Environment variables the rss plugin reads (the kernel passes its own environment and the
@@ -52,23 +52,11 @@ type Config struct {
 
 // ConfigFromEnv reads the configuration from getenv (os.Getenv in the plugin).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	c := Config{Interval: defaultInterval, Initial: defaultInitial}
-	switch dir := getenv(EnvDir); {
-	case dir != "" && !filepath.IsAbs(dir):
-		return Config{}, fmt.Errorf("%s=%q must be an absolute path", EnvDir, dir)
-	case dir != "":
-		c.Dir = filepath.Clean(dir)
-	default:
-		data := getenv("XDG_DATA_HOME")
-		if !filepath.IsAbs(data) { // the XDG spec: a relative path is ignored
-			home := getenv("HOME")
-			if !filepath.IsAbs(home) {
-				return Config{}, errors.New("neither XDG_DATA_HOME nor HOME is an absolute path: set " + EnvDir)
-			}
-			data = filepath.Join(home, ".local", "share")
-		}
-		c.Dir = filepath.Join(data, "hologram", "rss")
+	dir, err := plugconf.StateDir(getenv, EnvDir, "rss")
+	if err != nil {
+		return Config{}, err
 	}
+	c := Config{Dir: dir, Interval: defaultInterval, Initial: defaultInitial}
 	if s := strings.TrimSpace(getenv(EnvInterval)); s != "" {
 		d, err := ParseInterval(s)
 		if err != nil {

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http/httpproxy"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 )
 
 // proxyConfig is a proxy configuration sending http and https through u.
@@ -48,10 +49,7 @@ func TestConfigFromEnv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := ConfigFromEnv(func(k string) string { return tt.env[k] })
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if plugintest.WantErr(t, err, tt.wantErr) {
 				return
 			}
 			if err != nil {

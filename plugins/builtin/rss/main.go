@@ -9,31 +9,23 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "rss:", err)
-		os.Exit(1)
-	}
-}
+func main() { plugmain.Main("rss", run) }
 
 // run serves the plugin until ctx ends or the kernel stops it.
-func run(ctx context.Context) error {
+func run(ctx context.Context, log *slog.Logger) error {
 	cfg, err := ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}
-	r, err := newRSS(cfg, systemClock{}, sdk.NewLogger(os.Stderr, slog.LevelInfo))
+	r, err := newRSS(cfg, clock.System{}, log)
 	if err != nil {
 		return err
 	}

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/hologramagent/hologram/plugins/sdk"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
@@ -20,25 +19,8 @@ import (
 // TestManifest keeps plugin.json in step with the plugin.
 func TestManifest(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
 	r, _ := newTestRSS(t, 3)
-	p := r.plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "rss" {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
-	}
-	if !slices.Equal(m.Capabilities, []string{protocol.CapMemory, protocol.CapLLM, protocol.CapLifecycle}) {
-		t.Fatalf("capabilities %v: the plugin uses memory, llm and lifecycle", m.Capabilities)
-	}
+	plugintest.CheckManifest(t, r.plugin(), protocol.CapMemory, protocol.CapLLM, protocol.CapLifecycle)
 }
 
 // recordingKernel answers the plugin's memory/commit and llm/complete like the kernel.

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"sort"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/mmcdole/gofeed"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/toolargs"
 	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
@@ -44,8 +44,8 @@ type rss struct {
 	cfg     Config
 	store   *Store
 	fetcher *Fetcher
-	clock   Clock
-	wake    chan struct{}
+	clock   clock.Clock
+	wake    clock.Wake
 	fetchMu sync.Mutex // one fetch at a time: the scheduler's and the tools'
 
 	mu     sync.Mutex
@@ -56,13 +56,13 @@ type rss struct {
 }
 
 // newRSS opens the subscriptions of cfg.
-func newRSS(cfg Config, clock Clock, log *slog.Logger) (*rss, error) {
+func newRSS(cfg Config, clk clock.Clock, log *slog.Logger) (*rss, error) {
 	store, err := OpenStore(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return &rss{cfg: cfg, store: store, fetcher: NewFetcher(Guard{Allow: cfg.Allow}, cfg), clock: clock,
-		wake: make(chan struct{}, 1), log: log, base: context.Background()}, nil
+	return &rss{cfg: cfg, store: store, fetcher: NewFetcher(Guard{Allow: cfg.Allow}, cfg), clock: clk,
+		wake: clock.NewWake(), log: log, base: context.Background()}, nil
 }
 
 // connect records the kernel the plugin talks to, its logger and its lifetime.
@@ -93,32 +93,10 @@ func (r *rss) Paused() bool {
 	return r.paused
 }
 
-func (r *rss) poke() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
+func (r *rss) poke() { r.wake.Poke() }
 
 // Run fetches feeds on their schedules until ctx ends.
-func (r *rss) Run(ctx context.Context) {
-	for {
-		next := r.Tick(ctx)
-		var at <-chan time.Time
-		release := func() {}
-		if !next.IsZero() {
-			at, release = r.clock.At(next)
-		}
-		select {
-		case <-ctx.Done():
-			release()
-			return
-		case <-at:
-		case <-r.wake:
-		}
-		release()
-	}
-}
+func (r *rss) Run(ctx context.Context) { clock.Loop(ctx, r.clock, r.wake, r.Tick) }
 
 // Tick fetches the feeds that are due and returns when to look again (zero while paused).
 func (r *rss) Tick(ctx context.Context) time.Time {
@@ -405,22 +383,6 @@ func (r *rss) plugin() sdk.Plugin {
 	}
 }
 
-// decode reads a tool's arguments into v, refusing unknown fields.
-func decode(args json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("bad arguments: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("bad arguments: trailing data after the JSON object")
-	}
-	return nil
-}
-
 // describe says what a fetch did.
 func (rep Report) describe() string {
 	if rep.NotModified {
@@ -435,7 +397,7 @@ func (rep Report) describe() string {
 
 func (r *rss) subscribe(toolCtx context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a struct{ URL, Interval, Title string }
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	u, err := ValidateURL(a.URL)
@@ -473,7 +435,7 @@ func (r *rss) subscribe(toolCtx context.Context, k *sdk.Kernel, args json.RawMes
 
 func (r *rss) unsubscribe(_ context.Context, _ *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a struct{ URL string }
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	u, err := ValidateURL(a.URL)
@@ -490,7 +452,7 @@ func (r *rss) unsubscribe(_ context.Context, _ *sdk.Kernel, args json.RawMessage
 
 func (r *rss) list(_ context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a struct{}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	feeds := r.store.List()
@@ -525,7 +487,7 @@ func (r *rss) list(_ context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.
 
 func (r *rss) fetchNow(toolCtx context.Context, k *sdk.Kernel, args json.RawMessage) (sdk.Result, error) {
 	var a struct{ URL string }
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.DecodeWhole(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	var urls []string

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/clock/clocktest"
 	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
@@ -92,9 +93,9 @@ func newSwitchServer(t *testing.T, file string) *switchServer {
 	return s
 }
 
-func newTestRSS(t *testing.T, initial int) (*rss, *fakeClock) {
+func newTestRSS(t *testing.T, initial int) (*rss, *clocktest.Fake) {
 	t.Helper()
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	allow, _ := ParseAllow("127.0.0.1")
 	r, err := newRSS(Config{Dir: t.TempDir(), Interval: time.Hour, Initial: initial, Allow: allow}, clk, quiet)
 	if err != nil {

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/jsonfile"
 )
 
 // fileVersion is the version of feeds.json this plugin writes and reads.
@@ -55,7 +53,7 @@ type diskFile struct {
 // Store holds the subscriptions in memory and in DIR/feeds.json, rewritten atomically after
 // every change. Safe for concurrent use.
 type Store struct {
-	path string
+	file *jsonfile.File
 
 	mu    sync.Mutex
 	feeds map[string]*Feed
@@ -64,34 +62,25 @@ type Store struct {
 // OpenStore reads dir/feeds.json (creating dir, 0700, if needed); a missing file is no
 // subscriptions.
 func OpenStore(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("rss dir: %w", err)
-	}
-	s := &Store{path: filepath.Join(dir, "feeds.json"), feeds: map[string]*Feed{}}
-	raw, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
+	file, err := jsonfile.Open(dir, "feeds.json", jsonfile.Spec{Plugin: "rss", What: "the subscriptions", Version: fileVersion})
 	if err != nil {
-		return nil, fmt.Errorf("reading the subscriptions: %w", err)
+		return nil, err
 	}
+	s := &Store{file: file, feeds: map[string]*Feed{}}
 	var f diskFile
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", s.path, err)
-	}
-	if f.Version != fileVersion {
-		return nil, fmt.Errorf("%s has version %d; this rss plugin reads version %d", s.path, f.Version, fileVersion)
+	if found, err := file.Load(&f); err != nil || !found {
+		return s, err
 	}
 	for i, fd := range f.Feeds {
 		if fd == nil {
-			return nil, fmt.Errorf("%s: feed %d is null", s.path, i+1)
+			return nil, fmt.Errorf("%s: feed %d is null", file.Path(), i+1)
 		}
 		u, err := ValidateURL(fd.URL)
 		if err != nil {
-			return nil, fmt.Errorf("%s: feed %d: %w", s.path, i+1, err)
+			return nil, fmt.Errorf("%s: feed %d: %w", file.Path(), i+1, err)
 		}
 		if fd.Interval < minInterval || fd.Interval > maxInterval {
-			return nil, fmt.Errorf("%s: feed %s: interval %s is not from %s to %s", s.path, fd.URL, fd.Interval, minInterval, maxInterval)
+			return nil, fmt.Errorf("%s: feed %s: interval %s is not from %s to %s", file.Path(), fd.URL, fd.Interval, minInterval, maxInterval)
 		}
 		fd.URL = u.String()
 		s.feeds[fd.URL] = fd
@@ -101,31 +90,7 @@ func OpenStore(dir string) (*Store, error) {
 
 // saveLocked writes the subscriptions; s.mu is held.
 func (s *Store) saveLocked() error {
-	f := diskFile{Version: fileVersion, Feeds: s.listLocked()}
-	raw, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the subscriptions: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".feeds-*.json")
-	if err != nil {
-		return fmt.Errorf("saving the subscriptions: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the subscriptions: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the subscriptions: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the subscriptions: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("saving the subscriptions: %w", err)
-	}
-	return nil
+	return s.file.Save(diskFile{Version: fileVersion, Feeds: s.listLocked()})
 }
 
 // listLocked returns the feeds by URL; s.mu is held.
@@ -175,17 +140,7 @@ func (s *Store) Put(f *Feed) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, had := s.feeds[f.URL]
-	s.feeds[f.URL] = f
-	if err := s.saveLocked(); err != nil {
-		if had {
-			s.feeds[f.URL] = old
-		} else {
-			delete(s.feeds, f.URL)
-		}
-		return err
-	}
-	return nil
+	return jsonfile.Put(s.feeds, f.URL, f, s.saveLocked)
 }
 
 // Update applies edit to the stored feed at url (if it is still subscribed) and saves.
@@ -216,9 +171,7 @@ func (s *Store) Delete(url string) (*Feed, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s (rss_list shows the subscriptions)", ErrNotSubscribed, url)
 	}
-	delete(s.feeds, url)
-	if err := s.saveLocked(); err != nil {
-		s.feeds[url] = f
+	if err := jsonfile.Delete(s.feeds, url, s.saveLocked); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -1,22 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
-)
-
-// Environment the kernel passes to built-in plugins (kernel.EnvPluginDataDir and
-// kernel.EnvPluginConfigDir); without them the XDG directories are used.
-const (
-	envDataDir   = "HOLOGRAM_DATA_DIR"
-	envConfigDir = "HOLOGRAM_CONFIG_DIR"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
 )
 
 // Defaults and bounds.
@@ -64,46 +55,17 @@ func (a Allow) String() string {
 	return fmt.Sprintf("program = %q, args = %q…", a.Program, a.Args)
 }
 
-// xdg returns $<v>/hologram when $<v> is absolute, else $HOME/<fallback>/hologram.
-func xdg(getenv func(string) string, v, fallback string) string {
-	if d := getenv(v); filepath.IsAbs(d) {
-		return filepath.Join(d, "hologram")
-	}
-	return filepath.Join(getenv("HOME"), fallback, "hologram")
-}
-
 // loadConfig reads <config dir>/plugins/shell.toml (optional), applies the defaults and checks
 // the result.
 func loadConfig(getenv func(string) string) (Config, error) {
-	data, conf := getenv(envDataDir), getenv(envConfigDir)
-	if data == "" {
-		data = xdg(getenv, "XDG_DATA_HOME", filepath.Join(".local", "share"))
+	c := Config{home: getenv("HOME")}
+	f, err := plugconf.Load(getenv, "shell", &c, "roots, timeout, max_timeout, max_output_bytes, allow: program, args, shell")
+	if err != nil {
+		return Config{}, err
 	}
-	if conf == "" {
-		conf = xdg(getenv, "XDG_CONFIG_HOME", ".config")
-	}
-	if !filepath.IsAbs(data) || !filepath.IsAbs(conf) {
-		return Config{}, fmt.Errorf("cannot tell the data and config directories (data %q, config %q): set %s and %s, or HOME",
-			data, conf, envDataDir, envConfigDir)
-	}
-	c := Config{path: filepath.Join(conf, "plugins", "shell.toml"), home: getenv("HOME")}
-	raw, err := os.ReadFile(c.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return Config{}, fmt.Errorf("config %s: %w", c.path, err)
-	default:
-		md, err := toml.Decode(string(raw), &c)
-		if err != nil {
-			return Config{}, fmt.Errorf("config %s: %w", c.path, err)
-		}
-		if und := md.Undecoded(); len(und) > 0 {
-			return Config{}, fmt.Errorf("config %s: unknown key %q (roots, timeout, max_timeout, max_output_bytes, allow: program, args, shell)",
-				c.path, und[0].String())
-		}
-	}
+	c.path = f.Path
 	if len(c.Roots) == 0 {
-		def := filepath.Join(data, "files")
+		def := filepath.Join(f.Data, "files")
 		if err := os.MkdirAll(def, 0o700); err != nil {
 			return Config{}, fmt.Errorf("creating the default root: %w", err)
 		}

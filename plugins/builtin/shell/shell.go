@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/toolargs"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -29,14 +30,9 @@ type shell struct {
 func newShell(cfg Config, now func() time.Time) (*shell, error) {
 	s := &shell{cfg: cfg, now: now}
 	for _, r := range cfg.Roots {
-		if r == "~" || strings.HasPrefix(r, "~/") {
-			if cfg.home == "" {
-				return nil, fmt.Errorf("%s: root %q: HOME is not set", cfg.path, r)
-			}
-			r = filepath.Join(cfg.home, r[1:])
-		}
-		if !filepath.IsAbs(r) {
-			return nil, fmt.Errorf("%s: root %q must be an absolute path (or start with ~/)", cfg.path, r)
+		r, err := plugconf.ExpandHome("root", r, cfg.home)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.path, err)
 		}
 		p, err := filepath.EvalSymlinks(r)
 		if err != nil {
@@ -71,16 +67,6 @@ func (s *shell) plugin() sdk.Plugin {
 			k.Logger().Info("shell started", "allow", len(s.cfg.Allow), "roots", strings.Join(s.roots, ","), "config", s.cfg.path)
 			return nil
 		}}
-}
-
-// decode reads a tool's arguments strictly into v.
-func decode(args json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("bad arguments: %w", err)
-	}
-	return nil
 }
 
 // allowed is shell_allowed.
@@ -193,7 +179,7 @@ func (s *shell) run(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (s
 		Cwd            string   `json:"cwd"`
 		TimeoutSeconds int      `json:"timeout_seconds"`
 	}
-	if err := decode(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	line := strings.TrimSpace(a.Command)

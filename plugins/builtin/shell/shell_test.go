@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,36 +9,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugconf"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
 )
 
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
 func TestManifest(t *testing.T) {
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-		Permissions          struct{ Exec bool }
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	p := (&shell{}).plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "shell" || len(m.Capabilities) != 1 ||
-		m.Capabilities[0] != protocol.CapApprove || !m.Permissions.Exec {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
+	m := plugintest.CheckManifest(t, (&shell{}).plugin(), protocol.CapApprove)
+	if !m.Permissions.Exec {
+		t.Fatal("plugin.json must grant exec: the plugin runs commands")
 	}
 }
 
 func TestLoadConfig(t *testing.T) {
 	home := t.TempDir()
 	data, conf := filepath.Join(home, "data"), filepath.Join(home, "conf")
-	e := env(map[string]string{"HOME": home, envDataDir: data, envConfigDir: conf})
+	e := plugintest.Env(map[string]string{"HOME": home, plugconf.EnvDataDir: data, plugconf.EnvConfigDir: conf})
 	file := filepath.Join(conf, "plugins", "shell.toml")
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		t.Fatal(err)
@@ -124,19 +110,10 @@ func start(t *testing.T, allow []Allow, ap *approvals, caps []string) (*sdktest.
 	return sdktest.Start(t, s.plugin(), sdktest.Options{Plugin: "shell", Capabilities: caps, Approve: ap.approve}), s.roots[0]
 }
 
-func args(kv ...any) string {
-	m := map[string]any{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
 func TestEmptyAllowListRefusesEverything(t *testing.T) {
 	ap := &approvals{answer: protocol.ApproveResult{Approved: true}}
 	k, _ := start(t, nil, ap, []string{protocol.CapApprove})
-	for _, a := range []string{args("argv", []string{"ls"}), args("command", "ls -l")} {
+	for _, a := range []string{plugintest.Args("argv", []string{"ls"}), plugintest.Args("command", "ls -l")} {
 		got, err := k.ToolText(context.Background(), "shell_run", a, "")
 		if err == nil || !strings.Contains(err.Error(), "allow-list is empty, so every command is refused") ||
 			!strings.Contains(err.Error(), "/etc/hologram/plugins/shell.toml") || !strings.Contains(err.Error(), "[[allow]]") {
@@ -171,25 +148,25 @@ func TestRun(t *testing.T) {
 		want       []string
 		wantErr    string
 	}{
-		{"argv", args("argv", []string{"echo", "hello world"}), []string{"$ echo 'hello world'\n(in " + root + ") exit 0 after", "hello world\n"}, ""},
-		{"exit status", args("argv", []string{"sh", "-c", "exit 3"}), nil, "exit 3"},
-		{"shell line", args("command", "echo $((6*7)) | tr 4 X"), []string{"X2"}, ""},
-		{"output cap", args("argv", []string{"printf", strings.Repeat("y", 100)}), []string{strings.Repeat("y", 64), "[output truncated: 100 bytes, the first 64 shown]"}, ""},
-		{"cwd", args("argv", []string{"pwd"}, "cwd", "sub"), []string{filepath.Join(root, "sub") + "\n"}, ""},
-		{"cwd absolute", args("argv", []string{"pwd"}, "cwd", filepath.Join(root, "sub")), []string{"exit 0"}, ""},
-		{"timeout kills the group", args("command", "sleep 30 & echo $! > bg.pid; sleep 30", "timeout_seconds", 1), nil, ""},
-		{"not allowed", args("argv", []string{"rm", "-rf", "/"}), nil, `refused: "rm -rf /" is not on the allow-list`},
-		{"args prefix", args("argv", []string{"sh", "-c", "rm -rf ~"}), nil, "is not on the allow-list"},
-		{"other shell line", args("command", "echo 42"), nil, `the shell line "echo 42" is not on the allow-list`},
-		{"path instead of name", args("argv", []string{"/bin/echo", "x"}), nil, "is not on the allow-list"},
-		{"cwd outside", args("argv", []string{"pwd"}, "cwd", outside), nil, "is outside the working directories"},
-		{"cwd through a link", args("argv", []string{"pwd"}, "cwd", "out"), nil, "is outside the working directories"},
-		{"cwd climbing", args("argv", []string{"pwd"}, "cwd", "../.."), nil, "is outside the working directories"},
-		{"cwd missing", args("argv", []string{"pwd"}, "cwd", "nope"), nil, "no such file"},
-		{"nothing", args(), nil, "give argv"},
-		{"both", args("argv", []string{"echo"}, "command", "echo"), nil, "not both"},
-		{"empty program", args("argv", []string{" "}), nil, "argv[0], the program, is empty"},
-		{"long timeout", args("argv", []string{"echo"}, "timeout_seconds", 3600), nil, "more than the 10m0s the owner allows"},
+		{"argv", plugintest.Args("argv", []string{"echo", "hello world"}), []string{"$ echo 'hello world'\n(in " + root + ") exit 0 after", "hello world\n"}, ""},
+		{"exit status", plugintest.Args("argv", []string{"sh", "-c", "exit 3"}), nil, "exit 3"},
+		{"shell line", plugintest.Args("command", "echo $((6*7)) | tr 4 X"), []string{"X2"}, ""},
+		{"output cap", plugintest.Args("argv", []string{"printf", strings.Repeat("y", 100)}), []string{strings.Repeat("y", 64), "[output truncated: 100 bytes, the first 64 shown]"}, ""},
+		{"cwd", plugintest.Args("argv", []string{"pwd"}, "cwd", "sub"), []string{filepath.Join(root, "sub") + "\n"}, ""},
+		{"cwd absolute", plugintest.Args("argv", []string{"pwd"}, "cwd", filepath.Join(root, "sub")), []string{"exit 0"}, ""},
+		{"timeout kills the group", plugintest.Args("command", "sleep 30 & echo $! > bg.pid; sleep 30", "timeout_seconds", 1), nil, ""},
+		{"not allowed", plugintest.Args("argv", []string{"rm", "-rf", "/"}), nil, `refused: "rm -rf /" is not on the allow-list`},
+		{"args prefix", plugintest.Args("argv", []string{"sh", "-c", "rm -rf ~"}), nil, "is not on the allow-list"},
+		{"other shell line", plugintest.Args("command", "echo 42"), nil, `the shell line "echo 42" is not on the allow-list`},
+		{"path instead of name", plugintest.Args("argv", []string{"/bin/echo", "x"}), nil, "is not on the allow-list"},
+		{"cwd outside", plugintest.Args("argv", []string{"pwd"}, "cwd", outside), nil, "is outside the working directories"},
+		{"cwd through a link", plugintest.Args("argv", []string{"pwd"}, "cwd", "out"), nil, "is outside the working directories"},
+		{"cwd climbing", plugintest.Args("argv", []string{"pwd"}, "cwd", "../.."), nil, "is outside the working directories"},
+		{"cwd missing", plugintest.Args("argv", []string{"pwd"}, "cwd", "nope"), nil, "no such file"},
+		{"nothing", plugintest.Args(), nil, "give argv"},
+		{"both", plugintest.Args("argv", []string{"echo"}, "command", "echo"), nil, "not both"},
+		{"empty program", plugintest.Args("argv", []string{" "}), nil, "argv[0], the program, is empty"},
+		{"long timeout", plugintest.Args("argv", []string{"echo"}, "timeout_seconds", 3600), nil, "more than the 10m0s the owner allows"},
 		{"unknown field", `{"argv":["echo"],"sudo":true}`, nil, `unknown field "sudo"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +208,7 @@ func TestRun(t *testing.T) {
 func TestDenied(t *testing.T) {
 	ap := &approvals{answer: protocol.ApproveResult{ID: "ap9", Approved: false, Reason: "no answer from the owner within 2m0s: denied"}}
 	k, root := start(t, []Allow{{Program: "touch"}}, ap, []string{protocol.CapApprove})
-	res, err := k.CallTool(context.Background(), "shell_run", args("argv", []string{"touch", "marker"}), "turn-7")
+	res, err := k.CallTool(context.Background(), "shell_run", plugintest.Args("argv", []string{"touch", "marker"}), "turn-7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +226,7 @@ func TestDenied(t *testing.T) {
 func TestWithoutTheApproveCapability(t *testing.T) {
 	ap := &approvals{answer: protocol.ApproveResult{Approved: true}}
 	k, root := start(t, []Allow{{Program: "touch"}}, ap, nil)
-	_, err := k.ToolText(context.Background(), "shell_run", args("argv", []string{"touch", "marker"}), "")
+	_, err := k.ToolText(context.Background(), "shell_run", plugintest.Args("argv", []string{"touch", "marker"}), "")
 	if err == nil || !strings.Contains(err.Error(), `not run: the owner's approval could not be asked: method owner/approve needs capability "approve"`) {
 		t.Fatalf("err %v", err)
 	}

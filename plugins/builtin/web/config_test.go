@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 	"github.com/hologramagent/hologram/plugins/sdk/sdktest"
 )
 
@@ -62,15 +61,7 @@ func TestLoadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := LoadConfig(func(k string) string { return tt.env[k] }, tt.look)
-			if len(tt.wantErr) > 0 {
-				if err == nil {
-					t.Fatal("no error")
-				}
-				for _, w := range tt.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
+			if plugintest.WantErr(t, err, tt.wantErr...) {
 				return
 			}
 			if err != nil {
@@ -84,21 +75,7 @@ func TestLoadConfig(t *testing.T) {
 // TestManifest keeps plugin.json in step with the plugin.
 func TestManifest(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("plugin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Name, Version, Entry string
-		Capabilities         []string
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	p := newWeb(Config{Timeout: time.Second, MaxBytes: 1024}, discard()).plugin()
-	if m.Name != p.Name || m.Version != p.Version || m.Entry != "web" || len(m.Capabilities) != 0 {
-		t.Fatalf("manifest %+v, plugin %s %s", m, p.Name, p.Version)
-	}
+	plugintest.CheckManifest(t, newWeb(Config{Timeout: time.Second, MaxBytes: 1024}, discard()).plugin())
 }
 
 func TestToolArguments(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/text/encoding/simplifiedchinese"
+
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugintest"
 )
 
 // article is a page with navigation and scripts around its main content.
@@ -121,10 +123,7 @@ func TestFetch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			p, err := f.Fetch(ctx, srv.URL+tt.path)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want %q", err, tt.wantErr)
-				}
+			if plugintest.WantErr(t, err, tt.wantErr) {
 				return
 			}
 			if err != nil {

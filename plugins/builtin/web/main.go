@@ -12,28 +12,23 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	log := sdk.NewLogger(os.Stderr, slog.LevelInfo)
+func main() { plugmain.Main("web", run) }
+
+// run loads the configuration and serves the plugin until the kernel stops it.
+func run(ctx context.Context, log *slog.Logger) error {
 	cfg, err := LoadConfig(os.Getenv, exec.LookPath)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "web: configuration:", err)
-		os.Exit(1)
+		return fmt.Errorf("configuration: %w", err)
 	}
 	if cfg.Chromium == "" {
 		log.Warn("no chromium found: web_browse will fail until it is installed (apt-get install chromium)")
 	}
 	p := newWeb(cfg, log).plugin()
 	p.Logger = log
-	if err := sdk.Serve(ctx, p); err != nil {
-		fmt.Fprintln(os.Stderr, "web:", err)
-		os.Exit(1)
-	}
+	return sdk.Serve(ctx, p)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/hologramagent/hologram/plugins/builtin/internal/toolargs"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -61,16 +62,6 @@ func (w *web) plugin() sdk.Plugin {
 	}
 }
 
-// decodeArgs reads a tool's arguments strictly: unknown fields are an error naming them.
-func decodeArgs(args json.RawMessage, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(args)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("bad arguments: %w", err)
-	}
-	return nil
-}
-
 // maxChars checks a max_chars argument (0: the default).
 func maxChars(n int) (int, error) {
 	switch {
@@ -87,7 +78,7 @@ func (w *web) fetch(ctx context.Context, _ *sdk.Kernel, args json.RawMessage) (s
 		URL      string `json:"url"`
 		MaxChars int    `json:"max_chars"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	n, err := maxChars(a.MaxChars)
@@ -108,7 +99,7 @@ func (w *web) browse(ctx context.Context, _ *sdk.Kernel, args json.RawMessage) (
 		Screenshot bool   `json:"screenshot"`
 		MaxChars   int    `json:"max_chars"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := toolargs.Decode(args, &a); err != nil {
 		return sdk.Result{}, err
 	}
 	n, err := maxChars(a.MaxChars)
