@@ -618,8 +618,12 @@ func labelSize(rad float64, highlighted bool) int {
 	return sz
 }
 
-// labels draws the labels, highlighted stars first, then biggest first, each right of its star
-// when its box lies inside the image and overlaps no label already drawn.
+// brightLabels is how many of the biggest stars on screen are labelled whatever their size.
+const brightLabels = 24
+
+// labels draws the labels, highlighted stars first, then biggest first (the brightLabels biggest
+// at least at MinLabelPx), each right of its star when its box lies inside the image and overlaps
+// no label already drawn.
 func (r *Renderer) labels(dst *image.RGBA, W, H int, g Graph, s State) {
 	r.occW, r.occH = (W+labelCell-1)/labelCell, (H+labelCell-1)/labelCell
 	r.occ = grow(r.occ, r.occW*r.occH)
@@ -628,13 +632,14 @@ func (r *Renderer) labels(dst *image.RGBA, W, H int, g Graph, s State) {
 		if pass == 0 && len(s.Highlight) == 0 {
 			continue
 		}
-		for _, i := range r.vis.idx {
+		for rank, i := range r.vis.idx {
 			nd := &g.Nodes[i]
 			hl := s.Highlight[int(i)]
 			if nd.Label == "" || s.Dim[int(i)] || hl != (pass == 0) {
 				continue
 			}
-			sz := labelSize(r.rad[i], hl)
+			// The brightest stars on screen are named at any zoom, so a whole sky reads.
+			sz := labelSize(r.rad[i], hl || rank < brightLabels)
 			if sz == 0 {
 				continue
 			}
