@@ -129,9 +129,11 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 	if err := d.Kernel.Start(ctx); err != nil {
 		return nil, err
 	}
+	// The service manager hears first (a failed notification is logged before the ready line,
+	// which tests and scripts wait for).
+	d.tell("READY=1\nSTATUS=serving on " + cfg.Socket)
 	log.Info(name+" ready", "pid", os.Getpid(), "data", cfg.DataDir, "socket", cfg.Socket, "listen", cfg.Listen,
 		"version", kernel.Version, "startup_ms", time.Since(t0).Milliseconds())
-	d.tell("READY=1\nSTATUS=serving on " + cfg.Socket)
 	return d, nil
 }
 
