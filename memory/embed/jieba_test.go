@@ -175,24 +175,7 @@ func TestResolveJiebaDir(t *testing.T) {
 			withResolvePlaces(t, root+"/system", root+"/wd")
 			a := tt.setup(t, root)
 			got, err := ResolveJiebaDir(a.configured, func(k string) string { return a.env[k] }, a.exe)
-			if tt.wantErr != nil {
-				if !errors.Is(err, ErrJiebaDictNotFound) {
-					t.Fatalf("ResolveJiebaDir = %q, %v; want ErrJiebaDictNotFound", got, err)
-				}
-				msg := strings.ReplaceAll(err.Error(), root, "ROOT")
-				for _, want := range tt.wantErr {
-					if !strings.Contains(msg, want) {
-						t.Errorf("error lacks %q:\n%s", want, msg)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ResolveJiebaDir: %v", err)
-			}
-			if want := filepath.Join(root, tt.want); got != want {
-				t.Errorf("ResolveJiebaDir = %q, want %q", got, want)
-			}
+			assertResolved(t, "ResolveJiebaDir", root, got, err, ErrJiebaDictNotFound, tt.wantErr, tt.want)
 		})
 	}
 }
@@ -220,5 +203,30 @@ func TestGojiebaVersionMatchesGoMod(t *testing.T) {
 		if !re.Match(data) {
 			t.Errorf("%s does not pin gojieba %s (matching %s)", file, GojiebaVersion, re)
 		}
+	}
+}
+
+// assertResolved checks what a resolver (ResolveJiebaDir, ResolveORTLibrary) returned for one
+// case: with wantErr, an error wrapping notFound that mentions each of wantErr (root written as
+// ROOT); otherwise root/want.
+func assertResolved(t *testing.T, what, root, got string, err, notFound error, wantErr []string, want string) {
+	t.Helper()
+	if wantErr != nil {
+		if !errors.Is(err, notFound) {
+			t.Fatalf("%s = %q, %v; want %v", what, got, err, notFound)
+		}
+		msg := strings.ReplaceAll(err.Error(), root, "ROOT")
+		for _, w := range wantErr {
+			if !strings.Contains(msg, w) {
+				t.Errorf("error lacks %q:\n%s", w, msg)
+			}
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if w := filepath.Join(root, want); got != w {
+		t.Errorf("%s = %q, want %q", what, got, w)
 	}
 }

@@ -147,24 +147,7 @@ func TestResolveORTLibrary(t *testing.T) {
 			withORTPlaces(t, root+"/system", root+"/wd")
 			a := tt.setup(t, root)
 			got, err := ResolveORTLibrary(a.configured, func(k string) string { return a.env[k] }, a.exe)
-			if tt.wantErr != nil {
-				if !errors.Is(err, ErrORTNotFound) {
-					t.Fatalf("ResolveORTLibrary = %q, %v; want ErrORTNotFound", got, err)
-				}
-				msg := strings.ReplaceAll(err.Error(), root, "ROOT")
-				for _, want := range tt.wantErr {
-					if !strings.Contains(msg, want) {
-						t.Errorf("error lacks %q:\n%s", want, msg)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ResolveORTLibrary: %v", err)
-			}
-			if want := filepath.Join(root, tt.want); got != want {
-				t.Errorf("ResolveORTLibrary = %q, want %q", got, want)
-			}
+			assertResolved(t, "ResolveORTLibrary", root, got, err, ErrORTNotFound, tt.wantErr, tt.want)
 		})
 	}
 }
