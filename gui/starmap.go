@@ -491,6 +491,9 @@ func (vm *StarMapVM) Select(ctx context.Context, i int) error {
 			return fmt.Errorf("entity %d: %w", e.ID, err)
 		}
 		_ = vm.Selected.Set(Selection{Node: i, Entity: &d})
+		if vm.trace != nil {
+			vm.trace("starmap_selected", map[string]any{"label": e.Name, "facts": len(d.Triples)})
+		}
 		return nil
 	}
 	if ev, ok := s.Event(i); ok {

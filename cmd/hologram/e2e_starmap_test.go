@@ -143,6 +143,8 @@ func TestStarMapRealWindow(t *testing.T) {
 	in.do("mousemove", strconv.Itoa(x+200), strconv.Itoa(y+66), "click", "1")
 	in.do("type", "--delay", "15", "Alice")
 	in.do("key", "Return")
+	g.waitTrace(map[string]any{"kind": "starmap_selected", "label": "Alice"}, nil)
+	in.do("key", "Tab") // the focus leaves the entry: its blinking cursor would keep the screen from settling
 	in.screenshot("starmap-search", shot)
 
 	// Pan: press in the sky and drag for a while; the app reports the frames drawn meanwhile.
