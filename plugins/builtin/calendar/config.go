@@ -21,8 +21,9 @@ const (
 
 // Config is the plugin's configuration.
 type Config struct {
-	// Dir holds calendar.json: $HOLOGRAM_CALENDAR_DIR, or $XDG_DATA_HOME/hologram/calendar
-	// ($HOME/.local/share when XDG_DATA_HOME is unset or relative).
+	// Dir holds calendar.json: $HOLOGRAM_CALENDAR_DIR, or the kernel's data
+	// dir ($HOLOGRAM_DATA_DIR)/calendar, or $XDG_DATA_HOME/hologram/calendar ($HOME/.local/share when
+	// XDG_DATA_HOME is unset or relative).
 	Dir string
 	// Loc is the zone of times given without an offset, and of new entries.
 	Loc *time.Location

@@ -2,7 +2,7 @@
 // and reminders (create, list by range, update, delete, recurrence), iCalendar import and
 // export, and reminders delivered to the owner through owner/notify at their time. Reminders
 // stop while the kernel is paused; those that fell due meanwhile are delivered on resume,
-// marked late. The calendar lives in $XDG_DATA_HOME/hologram/calendar/calendar.json; README.md
+// marked late. The calendar lives in <the kernel's data dir>/calendar/calendar.json; README.md
 // beside this file documents the tools and the environment variables.
 package main
 

@@ -37,8 +37,8 @@ const (
 
 // Config is the plugin's configuration.
 type Config struct {
-	// Dir holds feeds.json: $HOLOGRAM_RSS_DIR, or $XDG_DATA_HOME/hologram/rss ($HOME/.local/share
-	// when XDG_DATA_HOME is unset or relative).
+	// Dir holds feeds.json: $HOLOGRAM_RSS_DIR, or the kernel's data dir ($HOLOGRAM_DATA_DIR)/rss,
+	// or $XDG_DATA_HOME/hologram/rss ($HOME/.local/share when XDG_DATA_HOME is unset or relative).
 	Dir string
 	// Interval is the default fetch interval.
 	Interval time.Duration

@@ -90,14 +90,22 @@ func Load(getenv func(string) string, name string, v any, keys string) (File, er
 }
 
 // StateDir returns where a plugin configured through its environment keeps its state:
-// $<override> when set (it must be an absolute path), else $XDG_DATA_HOME/hologram/<name>
-// ($HOME/.local/share when XDG_DATA_HOME is unset or relative, as the XDG specification says).
+// $<override> when set (it must be an absolute path), else <the kernel's data dir>/<name> when
+// the kernel passed it ($HOLOGRAM_DATA_DIR: a system service's /var/lib/hologram, say), else
+// $XDG_DATA_HOME/hologram/<name> ($HOME/.local/share when XDG_DATA_HOME is unset or relative, as
+// the XDG specification says).
 func StateDir(getenv func(string) string, override, name string) (string, error) {
 	switch dir := getenv(override); {
 	case dir != "" && !filepath.IsAbs(dir):
 		return "", fmt.Errorf("%s=%q must be an absolute path", override, dir)
 	case dir != "":
 		return filepath.Clean(dir), nil
+	}
+	switch data := getenv(EnvDataDir); {
+	case data != "" && !filepath.IsAbs(data):
+		return "", fmt.Errorf("%s=%q must be an absolute path", EnvDataDir, data)
+	case data != "":
+		return filepath.Join(data, name), nil
 	}
 	data := dataHome(getenv)
 	if !filepath.IsAbs(data) {

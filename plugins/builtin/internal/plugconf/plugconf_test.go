@@ -77,6 +77,9 @@ func TestStateDir(t *testing.T) {
 	}{
 		{"the override", map[string]string{"HOLOGRAM_DEMO_DIR": "/srv/demo/", "HOME": "/h"}, "/srv/demo", ""},
 		{"a relative override", map[string]string{"HOLOGRAM_DEMO_DIR": "demo"}, "", `HOLOGRAM_DEMO_DIR="demo" must be an absolute path`},
+		{"the override beats the kernel's data dir", map[string]string{"HOLOGRAM_DEMO_DIR": "/srv/demo", "HOLOGRAM_DATA_DIR": "/var/lib/hologram"}, "/srv/demo", ""},
+		{"the kernel's data dir", map[string]string{"HOLOGRAM_DATA_DIR": "/var/lib/hologram", "XDG_DATA_HOME": "/d", "HOME": "/h"}, "/var/lib/hologram/demo", ""},
+		{"a relative kernel data dir", map[string]string{"HOLOGRAM_DATA_DIR": "data", "HOME": "/h"}, "", `HOLOGRAM_DATA_DIR="data" must be an absolute path`},
 		{"XDG_DATA_HOME", map[string]string{"XDG_DATA_HOME": "/d", "HOME": "/h"}, "/d/hologram/demo", ""},
 		{"HOME", map[string]string{"XDG_DATA_HOME": "d", "HOME": "/h"}, "/h/.local/share/hologram/demo", ""},
 		{"neither", map[string]string{"HOME": "h"}, "", "neither XDG_DATA_HOME nor HOME is an absolute path: set HOLOGRAM_DEMO_DIR"},
