@@ -22,17 +22,11 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/embed"
+	"github.com/hologramagent/hologram/memory/memtest"
 )
 
-// needTool fails the test under HOLOGRAM_CI=1 and skips it otherwise, saying how to get what
-// is missing.
-func needTool(t testing.TB, how string, err error) {
-	t.Helper()
-	if os.Getenv("HOLOGRAM_CI") == "1" {
-		t.Fatalf("%s: %v", how, err)
-	}
-	t.Skipf("%s: %v", how, err)
-}
+// needTool is memtest.NeedAsset: fail under HOLOGRAM_CI=1, skip otherwise.
+var needTool = memtest.NeedAsset
 
 var testORT struct {
 	once sync.Once

@@ -24,17 +24,12 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/memory/embed"
+	"github.com/hologramagent/hologram/memory/memtest"
 	"github.com/hologramagent/hologram/memory/ocr"
 )
 
-// needTool fails the test under HOLOGRAM_CI=1 and skips it otherwise.
-func needTool(t testing.TB, how string, err error) {
-	t.Helper()
-	if os.Getenv("HOLOGRAM_CI") == "1" {
-		t.Fatalf("%s: %v", how, err)
-	}
-	t.Skipf("%s: %v", how, err)
-}
+// needTool is memtest.NeedAsset: fail under HOLOGRAM_CI=1, skip otherwise.
+var needTool = memtest.NeedAsset
 
 // rss is the process's resident set size (VmRSS) after a GC that returns freed memory.
 func rss(t testing.TB) int64 {
