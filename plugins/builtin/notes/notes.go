@@ -57,6 +57,9 @@ func (n *notes) Close() error { return n.root.Close() }
 // plugin returns the sdk plugin.
 func (n *notes) plugin() sdk.Plugin {
 	obj := func(props string, required ...string) json.RawMessage {
+		if len(required) == 0 { // "required": null is an invalid schema to OpenAI-compatible servers
+			return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+		}
 		req, _ := json.Marshal(required)
 		return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `}`)
 	}

@@ -62,7 +62,68 @@ func mismatch(m Manifest, p sdk.Plugin, capabilities []string) string {
 	if !slices.Equal(got, want) {
 		return fmt.Sprintf("plugin.json declares the capabilities %v; the plugin uses %v", m.Capabilities, capabilities)
 	}
+	for _, tool := range p.Tools {
+		if problem := schemaProblem(tool.InputSchema); problem != "" {
+			return fmt.Sprintf("tool %s: input schema %s: %s", tool.Name, tool.InputSchema, problem)
+		}
+	}
 	return ""
+}
+
+// schemaProblem says what an OpenAI-compatible server would refuse in a tool's input schema
+// ("" when nothing): the root must be an object schema, no keyword may be null, "required"
+// must be an array of strings and "properties" an object whose values are schemas.
+func schemaProblem(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var root any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return err.Error()
+	}
+	obj, ok := root.(map[string]any)
+	if !ok || obj["type"] != "object" {
+		return `the root is not {"type":"object",…}`
+	}
+	var walk func(path string, v any) string
+	walk = func(path string, v any) string {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return path + " is not a schema object"
+		}
+		for k, val := range m {
+			switch {
+			case val == nil:
+				return fmt.Sprintf("%s.%s is null", path, k)
+			case k == "required":
+				list, ok := val.([]any)
+				if !ok {
+					return path + ".required is not an array"
+				}
+				for _, r := range list {
+					if _, ok := r.(string); !ok {
+						return path + ".required holds a non-string"
+					}
+				}
+			case k == "properties":
+				props, ok := val.(map[string]any)
+				if !ok {
+					return path + ".properties is not an object"
+				}
+				for name, sub := range props {
+					if problem := walk(path+".properties."+name, sub); problem != "" {
+						return problem
+					}
+				}
+			case k == "items":
+				if problem := walk(path+".items", val); problem != "" {
+					return problem
+				}
+			}
+		}
+		return ""
+	}
+	return walk("$", obj)
 }
 
 // Args returns the JSON object of the key/value pairs kv, a tool call's arguments:

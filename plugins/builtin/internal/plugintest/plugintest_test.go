@@ -31,6 +31,11 @@ func TestManifest(t *testing.T) {
 		{"another name", sdk.Plugin{Name: "other", Version: "1.2.0"}, []string{"llm", "memory"}, "plugin other 1.2.0 (the entry must be the plugin's name)"},
 		{"a capability too many", p, []string{"llm"}, "declares the capabilities [memory llm]; the plugin uses [llm]"},
 		{"a capability missing", p, []string{"llm", "memory", "notify"}, "the plugin uses [llm memory notify]"},
+		{"a valid schema", withSchema(p, `{"type":"object","properties":{"q":{"type":"array","items":{"type":"string"}}},"required":["q"]}`), []string{"llm", "memory"}, ""},
+		{"required null", withSchema(p, `{"type":"object","properties":{},"required":null}`), []string{"llm", "memory"}, "$.required is null"},
+		{"required not an array", withSchema(p, `{"type":"object","required":"q"}`), []string{"llm", "memory"}, "$.required is not an array"},
+		{"a nested null", withSchema(p, `{"type":"object","properties":{"q":{"type":"array","items":{"enum":null}}}}`), []string{"llm", "memory"}, "$.properties.q.items.enum is null"},
+		{"not an object root", withSchema(p, `{"type":"string"}`), []string{"llm", "memory"}, "the root is not"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +54,12 @@ func TestManifest(t *testing.T) {
 	if _, err := ReadManifest(path); err == nil || !strings.HasPrefix(err.Error(), path+": ") {
 		t.Fatalf("a broken manifest: %v", err)
 	}
+}
+
+// withSchema returns p with one tool whose input schema is schema.
+func withSchema(p sdk.Plugin, schema string) sdk.Plugin {
+	p.Tools = []sdk.Tool{{Name: "t", InputSchema: []byte(schema)}}
+	return p
 }
 
 func TestArgsAndEnv(t *testing.T) {
