@@ -104,7 +104,10 @@ func NewApp(fa fyne.App, o Options) *App {
 		OnChange: a.connChanged,
 		OnStatus: a.statusSeen,
 	})
-	a.svc = a.conn.Service()
+	if o.Errors != nil {
+		o.Errors.attach(a.conn)
+	}
+	a.svc = o.Service
 	a.notes = newNotifier(fa, a.svc)
 	return a
 }
@@ -152,10 +155,8 @@ func (a *App) Show() {
 	a.spawn(a.decide)
 	a.spawn(a.conn.Run)
 	a.spawn(func(ctx context.Context) { a.notes.watchPlugins(ctx, a.isMainHidden, time.After) })
-	if ap, ok := a.o.Service.(client.Approver); ok {
-		a.approvals = NewApprovalsVM(ap)
-		a.spawn(func(ctx context.Context) { a.watchApprovals(ctx, time.After) })
-	}
+	a.approvals = NewApprovalsVM(a.o.Service)
+	a.spawn(func(ctx context.Context) { a.watchApprovals(ctx, time.After) })
 }
 
 // closeGrace bounds how long Close waits for the view-models' calls: a turn still streaming

@@ -25,7 +25,7 @@ const approvalPollInterval = 2 * time.Second
 // the desktop is one of them. Safe for concurrent use.
 type ApprovalsVM struct {
 	vmTasks
-	ap client.Approver
+	ap client.ApprovalService
 
 	// Pending are the pending approvals, oldest first.
 	Pending binding.Item[[]client.Approval]
@@ -37,7 +37,7 @@ type ApprovalsVM struct {
 }
 
 // NewApprovalsVM returns the approvals' view-model over ap.
-func NewApprovalsVM(ap client.Approver) *ApprovalsVM {
+func NewApprovalsVM(ap client.ApprovalService) *ApprovalsVM {
 	return &ApprovalsVM{ap: ap, Pending: newSliceBinding[client.Approval](), Status: binding.NewString(),
 		Failed: binding.NewBool(), seen: map[string]bool{}}
 }

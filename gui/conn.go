@@ -5,8 +5,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2/data/binding"
@@ -284,222 +284,20 @@ func ClassifyError(err error) (ConnState, bool) {
 	return ConnGone, true
 }
 
-// Service returns svc wrapped so that every failed call is reported to c (see Report). The
-// view-models get this wrapper, so a failure anywhere updates the banner at once.
-func (c *Conn) Service() client.Service { return &reporting{s: c.svc, c: c} }
-
-// reporting is a client.Service that reports its calls' errors to a Conn. It embeds nothing,
-// so a method added to client.Service fails to compile here until it is wrapped too.
-type reporting struct {
-	s client.Service
-	c *Conn
+// Reporter carries the failed calls of an HTTP client (client.Options.OnError) to the Conn of
+// the app that uses it, so a failure anywhere updates the banner at once. Make one before
+// dialling the kernel and pass it in [Options].Errors; the app attaches its Conn. The zero value
+// drops reports until then. Safe for concurrent use.
+type Reporter struct {
+	to atomic.Pointer[Conn]
 }
 
-func (r *reporting) Health(ctx context.Context) (client.Health, error) {
-	v, err := r.s.Health(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Status(ctx context.Context) (client.Status, error) {
-	v, err := r.s.Status(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
-	v, err := r.s.Chat(ctx, req, emit)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Cancel(ctx context.Context, turnID string) error {
-	err := r.s.Cancel(ctx, turnID)
-	r.c.Report(err)
-	return err
-}
-func (r *reporting) Sessions(ctx context.Context) ([]client.Session, error) {
-	v, err := r.s.Sessions(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) CreateSession(ctx context.Context, s client.Session) (client.Session, error) {
-	v, err := r.s.CreateSession(ctx, s)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) SetInstructions(ctx context.Context, id string, in client.Instructions) (client.Session, error) {
-	v, err := r.s.SetInstructions(ctx, id, in)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) History(ctx context.Context, id string, limit int) ([]client.Message, error) {
-	v, err := r.s.History(ctx, id, limit)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Providers(ctx context.Context) ([]client.Provider, error) {
-	v, err := r.s.Providers(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) AddProvider(ctx context.Context, p client.ProviderConfig) (client.Provider, error) {
-	v, err := r.s.AddProvider(ctx, p)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) RemoveProvider(ctx context.Context, name string) error {
-	err := r.s.RemoveProvider(ctx, name)
-	r.c.Report(err)
-	return err
-}
-func (r *reporting) Tools(ctx context.Context) ([]client.Tool, error) {
-	v, err := r.s.Tools(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Window(ctx context.Context, id string) (client.Window, error) {
-	v, err := r.s.Window(ctx, id)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]client.MemoryHit, error) {
-	v, err := r.s.SearchMemory(ctx, q)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) SetPaused(ctx context.Context, paused bool) error {
-	err := r.s.SetPaused(ctx, paused)
-	r.c.Report(err)
-	return err
-}
-func (r *reporting) TestProvider(ctx context.Context, p client.ProviderConfig) (client.ProviderCheck, error) {
-	v, err := r.s.TestProvider(ctx, p)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) DetectProviders(ctx context.Context) ([]client.ProviderConfig, error) {
-	v, err := r.s.DetectProviders(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Plugins(ctx context.Context) ([]client.Plugin, error) {
-	v, err := r.s.Plugins(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) AddPlugin(ctx context.Context, p client.PluginConfig) (client.Plugin, error) {
-	v, err := r.s.AddPlugin(ctx, p)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) PluginAction(ctx context.Context, name, action string) (client.Plugin, error) {
-	v, err := r.s.PluginAction(ctx, name, action)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) PluginLogs(ctx context.Context, name string, n int) ([]client.LogLine, error) {
-	v, err := r.s.PluginLogs(ctx, name, n)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPage, error) {
-	v, err := r.s.Graph(ctx, q)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Entity(ctx context.Context, id int64) (client.EntityDetail, error) {
-	v, err := r.s.Entity(ctx, id)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
-	v, err := r.s.EventContext(ctx, id, radius)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
-	v, err := r.s.PutEntity(ctx, e)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) AddTriple(ctx context.Context, t client.TripleInput) (client.Triple, error) {
-	v, err := r.s.AddTriple(ctx, t)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) EditTriple(ctx context.Context, id int64, t client.TripleInput) (client.Triple, error) {
-	v, err := r.s.EditTriple(ctx, id, t)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Pin(ctx context.Context, p client.PinRequest) error {
-	err := r.s.Pin(ctx, p)
-	r.c.Report(err)
-	return err
-}
-func (r *reporting) MergeEntities(ctx context.Context, into, from int64) (client.Entity, error) {
-	v, err := r.s.MergeEntities(ctx, into, from)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) DeleteEntity(ctx context.Context, id int64) error {
-	err := r.s.DeleteEntity(ctx, id)
-	r.c.Report(err)
-	return err
-}
-func (r *reporting) Forget(ctx context.Context, ids []int64) (client.ForgetResult, error) {
-	v, err := r.s.Forget(ctx, ids)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) Scenes(ctx context.Context) ([]client.Scene, error) {
-	v, err := r.s.Scenes(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) MemoryGC(ctx context.Context) (client.GCReport, error) {
-	v, err := r.s.MemoryGC(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) ExportMemory(ctx context.Context, req client.ExportRequest, w io.Writer) error {
-	err := r.s.ExportMemory(ctx, req, w)
-	r.c.Report(err)
-	return err
-}
-func (r *reporting) ImportMemory(ctx context.Context, format string, rd io.Reader) (client.ImportReport, error) {
-	v, err := r.s.ImportMemory(ctx, format, rd)
-	r.c.Report(err)
-	return v, err
+// Report tells the attached Conn about a failed call (see [Conn.Report]).
+func (r *Reporter) Report(err error) {
+	if c := r.to.Load(); c != nil {
+		c.Report(err)
+	}
 }
 
-func (r *reporting) Embedding(ctx context.Context) (client.EmbeddingStatus, error) {
-	v, err := r.s.Embedding(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) EmbeddingModels(ctx context.Context) ([]client.EmbeddingModel, error) {
-	v, err := r.s.EmbeddingModels(ctx)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) InstallModel(ctx context.Context, id string, progress func(client.ModelProgress)) (client.EmbeddingModel, error) {
-	v, err := r.s.InstallModel(ctx, id, progress)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) ImportModel(ctx context.Context, id, dir string) (client.EmbeddingModel, error) {
-	v, err := r.s.ImportModel(ctx, id, dir)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) UseModel(ctx context.Context, id string) (client.EmbeddingStatus, error) {
-	v, err := r.s.UseModel(ctx, id)
-	r.c.Report(err)
-	return v, err
-}
-func (r *reporting) RemoveModel(ctx context.Context, id string) error {
-	err := r.s.RemoveModel(ctx, id)
-	r.c.Report(err)
-	return err
-}
-
-var _ client.Service = (*reporting)(nil)
+// attach makes c the receiver of the reports.
+func (r *Reporter) attach(c *Conn) { r.to.Store(c) }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -257,32 +258,51 @@ func TestConnRestart(t *testing.T) {
 	}
 }
 
-// TestConnReportChecksAtOnce: a view-model's failed call (through the reporting Service) wakes
-// the watcher before its 5 s interval runs out.
+// TestConnReportChecksAtOnce: a failed call of the app's HTTP client (its OnError hook, through
+// a Reporter) wakes the watcher before its 5 s interval runs out; the kernel's own answers
+// (not found…) do not.
 func TestConnReportChecksAtOnce(t *testing.T) {
 	test.NewTempApp(t)
 	k := &kernelDouble{}
 	k.set(nil, 1)
 	clock := newFakeClock()
 	c := NewConn(k, ConnOptions{After: clock.After})
+	rep := &Reporter{}
+	rep.Report(errors.New("before attaching: dropped")) // the zero Reporter drops reports
+	rep.attach(c)
 	runConn(t, c)
 	if d := clock.next(t); d != DefaultConnInterval {
 		t.Fatalf("first wait %v", d)
 	}
-	svc := c.Service()
-	// Errors that are the call's own (not the connection's) do not wake it.
-	k.set(&client.Error{Status: 404, Message: "unknown session"}, 1)
-	if _, err := svc.Sessions(context.Background()); err == nil {
-		t.Fatal("no error from the double")
+	// A kernel that answers 404: the call's own failure.
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		w.Write([]byte(`{"error":{"status":404,"message":"unknown session"}}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	answering, err := client.Dial(client.Options{URL: srv.URL, Token: "t0ken-for-the-test", OnError: rep.Report})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := answering.History(context.Background(), "nope", 1); err == nil {
+		t.Fatal("no error from the 404")
 	}
 	select {
 	case d := <-clock.waits:
-		t.Fatalf("a not-found error woke the watcher (next wait %v)", d)
+		t.Fatalf("a not-found answer woke the watcher (next wait %v)", d)
 	default:
 	}
+	// A kernel that is gone: no socket.
 	k.set(fmt.Errorf("post chat: %w", client.ErrUnavailable), 1)
-	if _, err := svc.Sessions(context.Background()); !errors.Is(err, client.ErrUnavailable) {
-		t.Fatalf("the wrapper changed the error: %v", err)
+	gone, err := client.Dial(client.Options{Socket: filepath.Join(t.TempDir(), "none.sock"), OnError: rep.Report})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gone.Sessions(context.Background()); !errors.Is(err, client.ErrUnavailable) {
+		t.Fatalf("a missing socket: %v", err)
 	}
 	if d := clock.next(t); d != DefaultConnMinBackoff {
 		t.Fatalf("after the report the next wait is %v", d)

@@ -12,6 +12,10 @@ import (
 type Options struct {
 	// Service is the kernel: in-process or an HTTP client of a remote homed (required).
 	Service client.Service
+	// Errors, when set, is the Reporter the Service's HTTP client reports its failed calls to
+	// (client.Options.OnError); the app's connection banner then reacts at once. Nil for the
+	// kernel in-process.
+	Errors *Reporter
 	// Remote is the remote kernel's URL ("" with the kernel in-process); Insecure says it is
 	// plain HTTP off loopback (a warning stays visible).
 	Remote   string

@@ -224,12 +224,12 @@ func (a *approvals) answer(id string, approve bool) (client.Approval, error) {
 	return ap.Approval, nil
 }
 
-// Approvals implements client.Approver: the pending approvals, oldest first.
+// Approvals implements client.ApprovalService: the pending approvals, oldest first.
 func (k *Kernel) Approvals(ctx context.Context) ([]client.Approval, error) {
 	return k.plugins.approvals.list(), nil
 }
 
-// AnswerApproval implements client.Approver. Only the owner's clients reach it (the API's
+// AnswerApproval implements client.ApprovalService. Only the owner's clients reach it (the API's
 // routes and the in-process GUI); a channel's message never does.
 func (k *Kernel) AnswerApproval(ctx context.Context, id string, approve bool) (client.Approval, error) {
 	if strings.TrimSpace(id) == "" {
@@ -283,4 +283,4 @@ func (s nativeServices) Approve(ctx context.Context, plugin string, p protocol.A
 	return a.ask(ctx, r)
 }
 
-var _ client.Approver = (*Kernel)(nil)
+var _ client.ApprovalService = (*Kernel)(nil)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
-	"github.com/hologramagent/hologram/memory/memtest"
+
 	"github.com/hologramagent/hologram/plugins/host"
 	"github.com/hologramagent/hologram/plugins/protocol"
 )
@@ -25,7 +25,7 @@ type approvalKernel struct {
 
 func newApprovalKernel(t *testing.T, cfg config.Config) approvalKernel {
 	t.Helper()
-	k, _ := pluginKernel(t, memtest.NewMem(nil), cfg, nil, nil)
+	k, _ := pluginKernel(t, testStore(t), cfg, nil, nil)
 	a := approvalKernel{Kernel: k, fire: make(chan time.Time), timeouts: make(chan time.Duration, 8)}
 	k.plugins.approvals.setAfter(func(d time.Duration) <-chan time.Time {
 		a.timeouts <- d

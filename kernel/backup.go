@@ -14,37 +14,32 @@ import (
 
 // ExportMemory implements client.Service.
 func (k *Kernel) ExportMemory(ctx context.Context, req client.ExportRequest, w io.Writer) error {
-	m, err := k.memAdmin()
-	if err != nil {
-		return err
-	}
 	opts := backup.Options{Clock: k.clock, Secrets: kernelSecrets{k}, IncludeSecrets: req.IncludeSecrets}
 	switch req.Format {
 	case client.FormatJSON, "":
-		return backup.ExportJSON(ctx, m.store, w, opts)
+		return backup.ExportJSON(ctx, k.db, w, opts)
 	case client.FormatJSONL:
-		return backup.ExportJSONL(ctx, m.store, w)
+		return backup.ExportJSONL(ctx, k.db, w)
 	case client.FormatMarkdown:
-		return backup.ExportMarkdown(ctx, m.store, w, opts)
+		return backup.ExportMarkdown(ctx, k.db, w, opts)
 	}
 	return invalid("unknown export format %q (json, jsonl or markdown)", req.Format)
 }
 
 // ImportMemory implements client.Service. A full backup needs an empty memory; JSONL merges.
 func (k *Kernel) ImportMemory(ctx context.Context, format string, r io.Reader) (client.ImportReport, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.ImportReport{}, err
-	}
-	var rep backup.Report
+	var (
+		rep backup.Report
+		err error
+	)
 	switch format {
 	case client.FormatJSON, "":
-		rep, err = backup.RestoreJSON(ctx, m.store, r, backup.Options{Clock: k.clock, Secrets: kernelSecrets{k}})
+		rep, err = backup.RestoreJSON(ctx, k.db, r, backup.Options{Clock: k.clock, Secrets: kernelSecrets{k}})
 		if err == nil {
 			err = k.afterRestore(ctx)
 		}
 	case client.FormatJSONL:
-		rep, err = backup.ImportJSONL(ctx, m.store, r)
+		rep, err = backup.ImportJSONL(ctx, k.db, r)
 	case client.FormatMarkdown:
 		return client.ImportReport{}, invalid("markdown is an export format only (import json or jsonl)")
 	default:
@@ -65,17 +60,7 @@ func (k *Kernel) ImportMemory(ctx context.Context, format string, r io.Reader) (
 // afterRestore drops what the kernel cached of the memory before a restore and reloads the
 // providers the backup brought.
 func (k *Kernel) afterRestore(ctx context.Context) error {
-	m := k.mem
-	m.mu.Lock()
-	clear(m.windows)
-	clear(m.recalled)
-	clear(m.sessWins)
-	m.mu.Unlock()
-	m.sessInfo.Clear()
-	m.partnersMu.Lock()
-	m.partners = nil
-	m.partnersMu.Unlock()
-	m.scenes.Invalidate()
+	k.mem.Reset()
 	return k.reloadProviders(ctx)
 }
 

@@ -283,12 +283,12 @@ func TestBuiltinPlugins(t *testing.T) {
 			mu.Unlock()
 			if ev.Approval.State == client.ApprovalPending {
 				go func() { // answered by the owner's client while the turn waits
-					list, err := c.(client.Approver).Approvals(ctx)
+					list, err := c.Approvals(ctx)
 					if err == nil && (len(list) != 1 || list[0].ID != ev.Approval.ID) {
 						err = errors.New("the pending list does not show the approval")
 					}
 					if err == nil {
-						_, err = c.(client.Approver).AnswerApproval(ctx, ev.Approval.ID, true)
+						_, err = c.AnswerApproval(ctx, ev.Approval.ID, true)
 					}
 					answered <- err
 				}()

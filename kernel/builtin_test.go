@@ -10,7 +10,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
-	"github.com/hologramagent/hologram/memory/memtest"
+
 	"github.com/hologramagent/hologram/plugins/host"
 )
 
@@ -79,7 +79,7 @@ func TestBuiltinPlaces(t *testing.T) {
 func TestBuiltinSpecs(t *testing.T) {
 	dir := t.TempDir()
 	fakeBuiltins(t, dir, "files", "notes", "calendar", "rss", "web", "shell", "qq", "echo")
-	store := memtest.NewMem(nil)
+	store := testStore(t)
 	ctx := context.Background()
 	if err := store.SetSetting(ctx, builtinPrefix+"rss", "disabled"); err != nil { // the owner's earlier choices
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 // openAISession is the session used by /v1/chat/completions requests that name none.
 const openAISession = "openai"
 
-// Complete implements client.Completer for /v1/chat/completions (ARCHITECTURE.md §7): the request
+// Complete implements client.CompletionService for /v1/chat/completions (ARCHITECTURE.md §7): the request
 // messages the session has not seen yet are ingested, then the last user message is answered by a
 // normal agent turn. A client that resends the whole conversation creates no duplicates; a client
 // that sends only its new message gets the session's memory anyway.

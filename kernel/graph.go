@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/memory"
@@ -19,14 +20,6 @@ const (
 	maxGraphEvents   = client.MaxGraphEvents
 	maxForget        = client.MaxForgetEvents
 )
-
-// memAdmin returns the memory subsystem or the "no indexed store" error.
-func (k *Kernel) memAdmin() (*mem, error) {
-	if k.mem == nil {
-		return nil, fmt.Errorf("%w: memory features need an indexed store", client.ErrUnavailable)
-	}
-	return k.mem, nil
-}
 
 // parseScopeFilter parses an optional scope filter ("" = none).
 func parseScopeFilter(s string) (*memory.Scope, error) {
@@ -46,10 +39,6 @@ func parseScopeFilter(s string) (*memory.Scope, error) {
 // Graph implements client.Service: a page of entities in id order, the triples whose later
 // endpoint is on the page, and optionally the newest source events of those triples.
 func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPage, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.GraphPage{}, err
-	}
 	scope, err := parseScopeFilter(q.Scope)
 	if err != nil {
 		return client.GraphPage{}, err
@@ -69,7 +58,7 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 			return client.GraphPage{}, invalid("after %q is not a cursor this API returned", q.After)
 		}
 	}
-	ents, err := m.store.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: q.Limit + 1})
+	ents, err := k.db.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: q.Limit + 1})
 	if err != nil {
 		return client.GraphPage{}, mapErr(err)
 	}
@@ -78,7 +67,7 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 		ents = ents[:q.Limit]
 		page.Next = strconv.FormatInt(ents[len(ents)-1].ID, 10)
 	}
-	if page.Total, err = m.store.CountEntities(ctx, memory.OwnerViewer, scope); err != nil {
+	if page.Total, err = k.db.CountEntities(ctx, memory.OwnerViewer, scope); err != nil {
 		return client.GraphPage{}, mapErr(err)
 	}
 	if len(ents) == 0 {
@@ -87,7 +76,7 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 	// With a scope filter an edge is shown only when both its ends are of that scope.
 	var inScope map[int64]bool
 	if scope != nil {
-		if inScope, err = m.entityIDs(ctx, scope); err != nil {
+		if inScope, err = entityIDs(ctx, k.db, scope); err != nil {
 			return client.GraphPage{}, mapErr(err)
 		}
 	}
@@ -95,7 +84,7 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 		page.Entities = append(page.Entities, entityOut(e))
 	}
 	// An edge travels with the page of its later endpoint: both ends are known by then.
-	ts, err := m.allTriples(ctx, memory.TripleQuery{Viewer: memory.OwnerViewer, History: q.History, Scope: scope,
+	ts, err := allTriples(ctx, k.db, memory.TripleQuery{Viewer: memory.OwnerViewer, History: q.History, Scope: scope,
 		EndpointAfter: after, EndpointUpTo: ents[len(ents)-1].ID, Scene: q.Scene})
 	if err != nil {
 		return client.GraphPage{}, mapErr(err)
@@ -110,7 +99,7 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 	}
 	slices.SortFunc(page.Triples, func(a, b client.Triple) int { return int(a.ID - b.ID) })
 	if q.Events > 0 && len(sources) > 0 {
-		if page.Events, err = m.graphEvents(ctx, page.Triples, q.Events); err != nil {
+		if page.Events, err = graphEvents(ctx, k.db, page.Triples, q.Events); err != nil {
 			return client.GraphPage{}, mapErr(err)
 		}
 	}
@@ -120,10 +109,6 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 // EventContext implements client.MemoryAdmin: the event with up to radius events of its session
 // on each side, in id (time) order, seen by the owner.
 func (k *Kernel) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return nil, err
-	}
 	if id <= 0 {
 		return nil, invalid("event id must be positive, got %d", id)
 	}
@@ -133,14 +118,14 @@ func (k *Kernel) EventContext(ctx context.Context, id int64, radius int) ([]clie
 	case radius < 0 || radius > client.MaxContextRadius:
 		return nil, invalid("radius must be from 0 to %d, got %d", client.MaxContextRadius, radius)
 	}
-	got, err := m.store.Events(ctx, []int64{id})
+	got, err := k.db.Events(ctx, []int64{id})
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	if len(got) == 0 {
 		return nil, fmt.Errorf("event %d: %w", id, client.ErrNotFound)
 	}
-	around, err := m.store.Neighbours(ctx, []int64{id}, radius, memory.OwnerViewer)
+	around, err := k.db.Neighbours(ctx, []int64{id}, radius, memory.OwnerViewer)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -161,11 +146,11 @@ func hitOut(e memory.Event, score float64, reason string) client.MemoryHit {
 
 // entityIDs returns the ids of the entities of a scope (nil: all), paging through them: an
 // edge is shown only when both its ends are.
-func (m *mem) entityIDs(ctx context.Context, scope *memory.Scope) (map[int64]bool, error) {
+func entityIDs(ctx context.Context, db Store, scope *memory.Scope) (map[int64]bool, error) {
 	ids := map[int64]bool{}
 	var after int64
 	for {
-		es, err := m.store.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: maxGraphPage})
+		es, err := db.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: maxGraphPage})
 		if err != nil {
 			return nil, err
 		}
@@ -180,11 +165,11 @@ func (m *mem) entityIDs(ctx context.Context, scope *memory.Scope) (map[int64]boo
 }
 
 // allTriples pages through every triple matching q.
-func (m *mem) allTriples(ctx context.Context, q memory.TripleQuery) ([]memory.Triple, error) {
+func allTriples(ctx context.Context, db Store, q memory.TripleQuery) ([]memory.Triple, error) {
 	var out []memory.Triple
 	q.Limit = 5000
 	for {
-		ts, err := m.store.Triples(ctx, q)
+		ts, err := db.Triples(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +182,7 @@ func (m *mem) allTriples(ctx context.Context, q memory.TripleQuery) ([]memory.Tr
 }
 
 // graphEvents returns the newest n source events of triples, each linked to its triples.
-func (m *mem) graphEvents(ctx context.Context, ts []client.Triple, n int) ([]client.GraphEvt, error) {
+func graphEvents(ctx context.Context, db Store, ts []client.Triple, n int) ([]client.GraphEvt, error) {
 	links := map[int64][]int64{}
 	for _, t := range ts {
 		for _, id := range t.Sources {
@@ -212,7 +197,7 @@ func (m *mem) graphEvents(ctx context.Context, ts []client.Triple, n int) ([]cli
 	if len(ids) > n {
 		ids = ids[len(ids)-n:] // ids grow with time: the newest
 	}
-	hits, err := m.store.Events(ctx, ids)
+	hits, err := db.Events(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -227,22 +212,18 @@ func (m *mem) graphEvents(ctx context.Context, ts []client.Triple, n int) ([]cli
 
 // Entity implements client.Service.
 func (k *Kernel) Entity(ctx context.Context, id int64) (client.EntityDetail, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.EntityDetail{}, err
-	}
 	if id <= 0 {
 		return client.EntityDetail{}, invalid("entity id must be positive, got %d", id)
 	}
-	e, err := m.store.Entity(ctx, id)
+	e, err := k.db.Entity(ctx, id)
 	if err != nil {
 		return client.EntityDetail{}, mapErr(err)
 	}
-	ts, err := m.allTriples(ctx, memory.TripleQuery{Viewer: memory.OwnerViewer, Entity: id, History: true})
+	ts, err := allTriples(ctx, k.db, memory.TripleQuery{Viewer: memory.OwnerViewer, Entity: id, History: true})
 	if err != nil {
 		return client.EntityDetail{}, mapErr(err)
 	}
-	bs, err := m.store.Blocks(ctx, memory.BlockHolder{Layer: memory.LayerL3, Entity: id})
+	bs, err := k.db.Blocks(ctx, memory.BlockHolder{Layer: memory.LayerL3, Entity: id})
 	if err != nil {
 		return client.EntityDetail{}, mapErr(err)
 	}
@@ -258,10 +239,6 @@ func (k *Kernel) Entity(ctx context.Context, id int64) (client.EntityDetail, err
 
 // PutEntity implements client.Service.
 func (k *Kernel) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.Entity{}, err
-	}
 	if e.ID < 0 {
 		return client.Entity{}, invalid("entity id must not be negative, got %d", e.ID)
 	}
@@ -269,6 +246,7 @@ func (k *Kernel) PutEntity(ctx context.Context, e client.Entity) (client.Entity,
 		return client.Entity{}, invalid("the entity name is empty")
 	}
 	sc := memory.Scope{}
+	var err error
 	if e.Scope != "" {
 		if err := client.CheckScope(e.Scope); err != nil {
 			return client.Entity{}, err
@@ -277,13 +255,13 @@ func (k *Kernel) PutEntity(ctx context.Context, e client.Entity) (client.Entity,
 			return client.Entity{}, invalid("%v", err)
 		}
 	} else if e.ID != 0 {
-		old, err := m.store.Entity(ctx, e.ID)
+		old, err := k.db.Entity(ctx, e.ID)
 		if err != nil {
 			return client.Entity{}, mapErr(err)
 		}
 		sc = old.Scope
 	}
-	out, err := m.store.PutEntity(ctx, memory.Entity{ID: e.ID, Name: sanitize(e.Name), Kind: e.Kind, Text: sanitize(e.Text), Scope: sc, Origin: "owner"})
+	out, err := k.db.PutEntity(ctx, memory.Entity{ID: e.ID, Name: sanitize(e.Name), Kind: e.Kind, Text: sanitize(e.Text), Scope: sc, Origin: "owner"})
 	if err != nil {
 		return client.Entity{}, mapErr(err)
 	}
@@ -311,10 +289,6 @@ func factIn(t client.TripleInput) (memory.Fact, memory.Scope, error) {
 
 // AddTriple implements client.Service.
 func (k *Kernel) AddTriple(ctx context.Context, in client.TripleInput) (client.Triple, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.Triple{}, err
-	}
 	f, sc, err := factIn(in)
 	if err != nil {
 		return client.Triple{}, err
@@ -322,7 +296,7 @@ func (k *Kernel) AddTriple(ctx context.Context, in client.TripleInput) (client.T
 	if f.ValidFrom.IsZero() {
 		f.ValidFrom = k.clock()
 	}
-	t, err := m.store.AddTriple(ctx, f, "owner", sc)
+	t, err := k.db.AddTriple(ctx, f, "owner", sc)
 	if err != nil {
 		return client.Triple{}, mapErr(err)
 	}
@@ -331,10 +305,6 @@ func (k *Kernel) AddTriple(ctx context.Context, in client.TripleInput) (client.T
 
 // EditTriple implements client.Service.
 func (k *Kernel) EditTriple(ctx context.Context, id int64, in client.TripleInput) (client.Triple, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.Triple{}, err
-	}
 	if id <= 0 {
 		return client.Triple{}, invalid("triple id must be positive, got %d", id)
 	}
@@ -342,7 +312,7 @@ func (k *Kernel) EditTriple(ctx context.Context, id int64, in client.TripleInput
 	if err != nil {
 		return client.Triple{}, err
 	}
-	t, err := m.store.EditTriple(ctx, id, f)
+	t, err := k.db.EditTriple(ctx, id, f)
 	if err != nil {
 		return client.Triple{}, mapErr(err)
 	}
@@ -351,16 +321,12 @@ func (k *Kernel) EditTriple(ctx context.Context, id int64, in client.TripleInput
 
 // Pin implements client.Service.
 func (k *Kernel) Pin(ctx context.Context, p client.PinRequest) error {
-	m, err := k.memAdmin()
-	if err != nil {
-		return err
-	}
 	switch p.Kind {
 	case "entity", "triple":
 		if p.ID <= 0 {
 			return invalid("%s id must be positive, got %d", p.Kind, p.ID)
 		}
-		return mapErr(m.store.Pin(ctx, p.Kind, p.ID, p.Pinned))
+		return mapErr(k.db.Pin(ctx, p.Kind, p.ID, p.Pinned))
 	case "block":
 		if p.Block == "" {
 			return invalid("pin block needs the block id")
@@ -371,7 +337,7 @@ func (k *Kernel) Pin(ctx context.Context, p client.PinRequest) error {
 		if p.Entity < 0 {
 			return invalid("entity id must not be negative, got %d", p.Entity)
 		}
-		_, err := m.store.PinBlock(ctx, p.Block, p.Entity)
+		_, err := k.db.PinBlock(ctx, p.Block, p.Entity)
 		return mapErr(err)
 	}
 	return invalid(`pin kind must be "entity", "triple" or "block", got %q`, p.Kind)
@@ -379,17 +345,13 @@ func (k *Kernel) Pin(ctx context.Context, p client.PinRequest) error {
 
 // MergeEntities implements client.Service.
 func (k *Kernel) MergeEntities(ctx context.Context, into, from int64) (client.Entity, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.Entity{}, err
-	}
 	if into <= 0 || from <= 0 {
 		return client.Entity{}, invalid("entity ids must be positive, got %d and %d", into, from)
 	}
 	if into == from {
 		return client.Entity{}, invalid("cannot merge entity %d into itself", into)
 	}
-	e, err := m.store.MergeEntities(ctx, into, from)
+	e, err := k.db.MergeEntities(ctx, into, from)
 	if err != nil {
 		return client.Entity{}, mapErr(err)
 	}
@@ -398,22 +360,14 @@ func (k *Kernel) MergeEntities(ctx context.Context, into, from int64) (client.En
 
 // DeleteEntity implements client.Service.
 func (k *Kernel) DeleteEntity(ctx context.Context, id int64) error {
-	m, err := k.memAdmin()
-	if err != nil {
-		return err
-	}
 	if id <= 0 {
 		return invalid("entity id must be positive, got %d", id)
 	}
-	return mapErr(m.store.DeleteEntity(ctx, id))
+	return mapErr(k.db.DeleteEntity(ctx, id))
 }
 
 // Forget implements client.Service: the events leave the store, and every window that held them.
 func (k *Kernel) Forget(ctx context.Context, ids []int64) (client.ForgetResult, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.ForgetResult{}, err
-	}
 	switch {
 	case len(ids) == 0:
 		return client.ForgetResult{}, invalid("forget needs at least one event id")
@@ -425,24 +379,11 @@ func (k *Kernel) Forget(ctx context.Context, ids []int64) (client.ForgetResult, 
 			return client.ForgetResult{}, invalid("event ids must be positive, got %d", id)
 		}
 	}
-	// Hold the window lock across the delete so no turn computes a window with a forgotten event.
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, err := m.store.Forget(ctx, ids)
+	// The engine holds its window lock across the delete, so no turn computes a window with a
+	// forgotten event.
+	r, err := k.mem.Forget(ctx, ids)
 	if err != nil {
 		return client.ForgetResult{}, mapErr(err)
-	}
-	m.dropFromWindows(ids)
-	for _, id := range ids {
-		delete(m.recalled, id)
-	}
-	gone := map[int64]bool{}
-	for _, id := range ids {
-		gone[id] = true
-	}
-	for s, w := range m.windows {
-		w.Items = slices.DeleteFunc(slices.Clone(w.Items), func(it client.WindowItem) bool { return gone[it.ID] })
-		m.windows[s] = w
 	}
 	k.log.Info("memory forgotten", "events", r.Events, "blocks", r.Blocks, "triples", r.Triples, "entities", r.Entities)
 	return client.ForgetResult{Events: r.Events, Blocks: r.Blocks, Triples: r.Triples, Trimmed: r.Trimmed, Entities: r.Entities}, nil
@@ -450,11 +391,7 @@ func (k *Kernel) Forget(ctx context.Context, ids []int64) (client.ForgetResult, 
 
 // Scenes implements client.Service: scenes with their strength as of now.
 func (k *Kernel) Scenes(ctx context.Context) ([]client.Scene, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return nil, err
-	}
-	ss, err := m.scenes.Scenes(ctx)
+	ss, err := k.mem.Scenes(ctx)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -484,4 +421,13 @@ func tripleOut(t memory.Triple) client.Triple {
 func blockOut(b memory.Block) client.Block {
 	return client.Block{ID: b.ID, Kind: string(b.Kind), Name: b.Name, MIME: b.MIME, Text: b.Text, Size: b.Size, Scope: b.Scope.String(),
 		HolderLayer: int(b.Holder.Layer), HolderEvent: b.Holder.Event, HolderEntity: b.Holder.Entity}
+}
+
+// truncateRunes cuts s to n runes, marking the cut with an ellipsis.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
 }

@@ -1,5 +1,5 @@
 // Package kernel wires the agent's subsystems (store, providers, agent loop, event bus, readiness)
-// into one Kernel and implements client.Service and client.Completer on top of them.
+// into one Kernel and implements client.Service and client.CompletionService on top of them.
 //
 // Lifecycle: New (no I/O besides reading the store) → Start (marks facilities ready) → Drain
 // (optional: lets in-flight turns finish) → Close. The HTTP API (kernel/api) and the binaries
@@ -25,6 +25,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/kstate"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/engine"
 )
 
 // Version is the product version, set at link time by the Makefile.
@@ -58,7 +59,7 @@ type ProviderSettings struct {
 
 // Deps are the kernel's injected dependencies. Store, Sealer and NewProvider are required.
 type Deps struct {
-	Store       memory.Store
+	Store       Store
 	Sealer      Sealer
 	NewProvider ProviderFactory
 	Logger      *slog.Logger
@@ -66,8 +67,7 @@ type Deps struct {
 	// Tools are extra in-process tools (time_now is always present).
 	Tools []agent.Tool
 	// Tokens turns text into index terms exactly as the store indexes events (the memory's
-	// recall and window need it). With a store that implements MemoryStore and Tokens set, the
-	// memory features are on: L1 windows, recall into pre_action, coldcontext_query.
+	// recall and window need it). Required.
 	Tokens func(text string) ([]string, error)
 	// Facilities are heavy assets loaded in the background after Start.
 	Facilities []Facility
@@ -87,7 +87,8 @@ type Deps struct {
 // Kernel is the running agent. It is safe for concurrent use.
 type Kernel struct {
 	cfg     config.Config
-	store   memory.Store
+	db      Store        // the store itself (graph, blocks, backup…)
+	store   memory.Store // db as the kernel's writers see it: appends reach the memory engine
 	sealer  Sealer
 	newProv ProviderFactory
 	log     *slog.Logger
@@ -95,8 +96,7 @@ type Kernel struct {
 	state   *kstate.State
 	bus     *events.Bus
 	agent   *agent.Agent
-	mem     *mem   // nil without an indexed store
-	dense   *dense // nil without a model manager (embedding.go)
+	mem     *engine.Engine
 	facs    []Facility
 	started time.Time
 	plugins *plugins // the plugin host and its tools (plugins.go)
@@ -130,8 +130,8 @@ var ErrClosing = errors.New("kernel is shutting down")
 
 // New builds a kernel from its configuration and dependencies. It does not start anything.
 func New(cfg config.Config, deps Deps) (*Kernel, error) {
-	if deps.Store == nil || deps.Sealer == nil || deps.NewProvider == nil {
-		return nil, errors.New("kernel: Store, Sealer and NewProvider are required")
+	if deps.Store == nil || deps.Sealer == nil || deps.NewProvider == nil || deps.Tokens == nil {
+		return nil, errors.New("kernel: Store, Sealer, NewProvider and Tokens are required")
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
@@ -141,7 +141,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	}
 	k := &Kernel{
 		cfg:      cfg,
-		store:    deps.Store,
+		db:       deps.Store,
 		sealer:   deps.Sealer,
 		newProv:  deps.NewProvider,
 		log:      deps.Logger,
@@ -158,23 +158,17 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		k.state.Declare(f.Name)
 	}
 	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: events.DenyPluginTypes(isKernelEvent)})
-	var window func(ctx context.Context, session, input string) ([]memory.Event, error)
-	if k.dense = newDense(k, deps.Embedding, deps.Store); k.dense != nil {
-		k.state.OnClose(FacilityDense, k.dense.close)
-	}
 	k.ocr = &ocrEngine{deps: deps.OCR}
-	if ms, ok := deps.Store.(MemoryStore); ok && deps.Tokens != nil {
-		m, err := newMem(k, ms, deps.Tokens)
-		if err != nil {
-			return nil, fmt.Errorf("kernel: %w", err)
-		}
-		k.mem = m
-		window = m.contextWindow
-		// Every write of the kernel (turns, ingests) goes through here, so windows stay in step.
-		k.store = observedStore{Store: deps.Store, onAppend: m.appended}
+	m, err := k.newEngine(deps)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
 	}
+	k.mem = m
+	k.state.OnClose(FacilityDense, m.Close) // after the turns, before the binary closes the store
+	// Every write of the kernel (turns, ingests) goes through here, so the engine stays in step.
+	k.store = observedStore{Store: deps.Store, onAppend: m.Appended}
 	k.agent = agent.New(agent.Options{
-		Window:       window,
+		Window:       m.ContextWindow,
 		Store:        k.store,
 		Provider:     k.resolveProvider,
 		Clock:        deps.Clock,
@@ -194,13 +188,11 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		}
 	}
 	k.plugins = newPlugins(k, cfg.Plugins, k.newPluginHost)
-	if k.mem != nil {
-		if err := k.agent.AddTool(coldQueryTool{k.mem}, "builtin"); err != nil {
-			return nil, fmt.Errorf("kernel: %w", err)
-		}
-		if err := k.agent.AddHook(agent.Hook{Name: "kernel/recall", Stage: agent.StagePreAction, Fn: k.mem.preActionRecall}); err != nil {
-			return nil, fmt.Errorf("kernel: %w", err)
-		}
+	if err := k.agent.AddTool(coldQueryTool{k.mem}, "builtin"); err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	if err := k.agent.AddHook(agent.Hook{Name: "kernel/recall", Stage: agent.StagePreAction, Fn: k.preActionRecall}); err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
 	}
 	return k, nil
 }
@@ -228,10 +220,8 @@ func (k *Kernel) Start(ctx context.Context) error {
 	}
 	k.state.MarkReady(FacilityAgent)
 	k.state.MarkComplete()
-	if k.dense != nil { // the chosen dense model loads in the background
-		if err := k.dense.start(ctx); err != nil {
-			return fmt.Errorf("kernel: %w", err)
-		}
+	if err := k.mem.Start(ctx); err != nil { // the chosen dense model loads in the background
+		return fmt.Errorf("kernel: %w", err)
 	}
 	// Plugins come up in the background once the kernel is ready.
 	if err := k.plugins.start(ctx); err != nil {
@@ -252,7 +242,7 @@ func (k *Kernel) Start(ctx context.Context) error {
 			return nil
 		})
 	}
-	if k.mem != nil && k.cfg.Memory.GCInterval.Duration > 0 {
+	if k.cfg.Memory.GCInterval.Duration > 0 {
 		k.gcStop = make(chan struct{})
 		go k.gcLoop(k.cfg.Memory.GCInterval.Duration, k.gcStop)
 	}
@@ -320,15 +310,10 @@ func (k *Kernel) Close() error {
 	defer pcancel()
 	perr := k.plugins.close(pctx)
 	k.ocr.close()
-	if k.mem != nil {
-		k.mem.gcMu.Lock() // a running pass ends (its context is cancelled) before the store closes
-		k.mem.gcMu.Unlock()
-		k.mem.obs.flush()
-	}
 	return errors.Join(perr, k.state.Close())
 }
 
 func (k *Kernel) pid() int { return os.Getpid() }
 
 var _ client.Service = (*Kernel)(nil)
-var _ client.Completer = (*Kernel)(nil)
+var _ client.CompletionService = (*Kernel)(nil)

@@ -326,9 +326,6 @@ func (s nativeServices) channelTurn(base context.Context, plugin, channel string
 // public memory only outside a turn.
 func (s nativeServices) Recall(ctx context.Context, plugin string, p protocol.MemoryRecallParams) (protocol.MemoryRecallResult, error) {
 	m := s.k.mem
-	if m == nil {
-		return protocol.MemoryRecallResult{}, fmt.Errorf("%w: memory features need an indexed store", client.ErrUnavailable)
-	}
 	if strings.TrimSpace(p.Query) == "" {
 		return protocol.MemoryRecallResult{}, invalid("the query is empty")
 	}
@@ -349,10 +346,10 @@ func (s nativeServices) Recall(ctx context.Context, plugin string, p protocol.Me
 			return protocol.MemoryRecallResult{}, serr
 		}
 		scope = sess.Scope.String()
-		hits, err = m.recall(ctx, sess.ID, p.Query, p.K, nil, nil)
+		hits, err = m.Recall(ctx, sess.ID, p.Query, p.K, nil, nil)
 	} else {
 		scope = memory.Scope{Kind: memory.ScopePublic}.String()
-		hits, err = m.rec.Recall(ctx, cold.Query{Text: p.Query, Viewer: memory.Viewer{}, K: p.K})
+		hits, err = m.RecallFor(ctx, memory.Viewer{}, p.Query, p.K)
 	}
 	if err != nil {
 		return protocol.MemoryRecallResult{}, mapErr(err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
-	"github.com/hologramagent/hologram/memory/memtest"
+	"github.com/hologramagent/hologram/memory/sqlite"
 	"github.com/hologramagent/hologram/plugins/host"
 	"github.com/hologramagent/hologram/plugins/protocol"
 )
@@ -199,14 +200,25 @@ type nopSealer struct{}
 func (nopSealer) SealString(_, s string) (string, error) { return s, nil }
 func (nopSealer) OpenString(_, s string) (string, error) { return s, nil }
 
+// testStore opens a store in a fresh file of the test's.
+func testStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hologram.db"), sqlite.Options{Tokenize: memory.DefaultTokenize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // pluginKernel builds a kernel on store with a fakeHost in place of plugins/host, started.
-func pluginKernel(t *testing.T, store *memtest.Mem, cfg config.Config, tools map[string][]host.ToolInfo, log *bytes.Buffer) (*Kernel, *fakeHost) {
+func pluginKernel(t *testing.T, store *sqlite.Store, cfg config.Config, tools map[string][]host.ToolInfo, log *bytes.Buffer) (*Kernel, *fakeHost) {
 	t.Helper()
 	if log == nil {
 		log = &bytes.Buffer{}
 	}
 	k, err := New(cfg, Deps{
-		Store: store, Sealer: nopSealer{},
+		Store: store, Sealer: nopSealer{}, Tokens: memory.DefaultTokenize,
 		NewProvider: func(ProviderSettings) (llm.Provider, error) { return nil, errors.New("no providers here") },
 		Logger:      slog.New(slog.NewTextHandler(log, nil)),
 	})
@@ -238,14 +250,14 @@ func TestPluginToolRegistry(t *testing.T) {
 		"a": {echo, {Name: "write.file", InputSchema: json.RawMessage(`not json`)}},
 		"b": {echo, {Name: "time_now"}},
 	}
-	k, h := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), tools, nil)
+	k, h := pluginKernel(t, testStore(t), config.Default(func(string) string { return "" }), tools, nil)
 	ctx := context.Background()
 	for _, name := range []string{"a", "b"} {
 		if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: name, Command: []string{"node", name + ".js"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]string{"echo": "a", "write_file": "a", "b__echo": "b", "b__time_now": "b", "time_now": "builtin"}
+	want := map[string]string{"echo": "a", "write_file": "a", "b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin"}
 	if got := toolSources(k); !mapsEqual(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -283,7 +295,7 @@ func TestPluginToolRegistry(t *testing.T) {
 	if _, err := k.PluginAction(ctx, "a", client.PluginDisable); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin"}) {
+	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin"}) {
 		t.Fatalf("after disable: %v", got)
 	}
 	if _, err := k.PluginAction(ctx, "b", client.PluginRestart); err != nil {
@@ -312,7 +324,7 @@ func mapsEqual(a, b map[string]string) bool {
 func TestPluginManagement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := memtest.NewMem(nil)
+	store := testStore(t)
 	cfg := config.Default(func(string) string { return "" })
 	cfg.ConfigFile = "/etc/hologram/config.toml"
 	cfg.Plugins = []config.PluginConfig{{Name: "fs", Command: []string{"node", "fs.js", "/tmp"}}, {Name: "off", Dir: "/opt/p", Disabled: true}}
@@ -409,7 +421,7 @@ func TestPluginManagement(t *testing.T) {
 func TestPluginEvents(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
-	k, _ := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), nil, &log)
+	k, _ := pluginKernel(t, testStore(t), config.Default(func(string) string { return "" }), nil, &log)
 	sub := k.Bus().Subscribe("plugin_crashed", "plugin_started")
 	defer sub.Close()
 	pub := pluginEvents{k}
@@ -435,7 +447,7 @@ func TestPluginEvents(t *testing.T) {
 
 func TestNativeServicesRefuseBadInput(t *testing.T) {
 	t.Parallel()
-	k, _ := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), nil, nil)
+	k, _ := pluginKernel(t, testStore(t), config.Default(func(string) string { return "" }), nil, nil)
 	svc := nativeServices{k: k, p: k.plugins}
 	ctx := context.Background()
 	long := strings.Repeat("x", maxPluginCommit+1)
@@ -468,10 +480,6 @@ func TestNativeServicesRefuseBadInput(t *testing.T) {
 			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "hi"})
 			return err
 		}, "no LLM provider configured"},
-		{"recall without memory", func() error {
-			_, err := svc.Recall(ctx, "p", protocol.MemoryRecallParams{Query: "x"})
-			return err
-		}, "memory features need an indexed store"},
 		{"empty commit", func() error {
 			_, err := svc.Commit(ctx, "p", protocol.MemoryCommitParams{Text: " "})
 			return err
@@ -517,7 +525,7 @@ func TestNativeServicesRefuseBadInput(t *testing.T) {
 
 func TestNativeServicesCommitOutsideATurn(t *testing.T) {
 	t.Parallel()
-	store := memtest.NewMem(nil)
+	store := testStore(t)
 	k, _ := pluginKernel(t, store, config.Default(func(string) string { return "" }), nil, nil)
 	svc := nativeServices{k: k, p: k.plugins}
 	res, err := svc.Commit(context.Background(), "diary", protocol.MemoryCommitParams{Text: "a quiet day", Meta: map[string]string{"mood": "calm"}})
@@ -532,7 +540,7 @@ func TestNativeServicesCommitOutsideATurn(t *testing.T) {
 
 func TestNativeHooksAndPause(t *testing.T) {
 	t.Parallel()
-	k, h := pluginKernel(t, memtest.NewMem(nil), config.Default(func(string) string { return "" }), nil, nil)
+	k, h := pluginKernel(t, testStore(t), config.Default(func(string) string { return "" }), nil, nil)
 	svc := nativeServices{k: k, p: k.plugins}
 	var got protocol.StageData
 	run := func(_ context.Context, d protocol.StageData) (protocol.HookPatch, error) {

@@ -192,7 +192,7 @@ func (k *Kernel) resolveProvider(model string) (llm.Provider, error) {
 	return llm.NewFallback(all...), nil
 }
 
-// Models implements client.Completer: the model of every provider, deduplicated.
+// Models implements client.CompletionService: the model of every provider, deduplicated.
 func (k *Kernel) Models(ctx context.Context) ([]string, error) {
 	k.provMu.Lock()
 	defer k.provMu.Unlock()

@@ -109,3 +109,19 @@ type Layers interface {
 	// Touch counts one access of each event at time at (Peek).
 	Touch(ctx context.Context, ids []int64, at time.Time) error
 }
+
+// Memory is everything the memory engine (memory/engine) asks of a store: sessions and events,
+// the text index, layers, the graph, blocks, scenes and vectors, and the conversation partners
+// it has seen. memory/sqlite implements it; the kernel takes a store of this type, so a store
+// that lacks a capability does not compile instead of switching a feature off.
+type Memory interface {
+	Store
+	Index
+	Layers
+	Graph
+	BlockStore
+	SceneStore
+	VectorStore
+	// Partners lists the distinct conversation partners of stored events.
+	Partners(ctx context.Context) ([]string, error)
+}

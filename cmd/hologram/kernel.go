@@ -17,7 +17,7 @@ import (
 
 // startKernel starts the kernel in-process on cfg.DataDir, serving its socket for waiter and
 // other clients. When another kernel holds the data dir, it attaches to that one instead.
-func startKernel(ctx context.Context, cfg config.Config, env func(string) string, stdout, stderr io.Writer) (client.Service, func(), error) {
+func startKernel(ctx context.Context, cfg config.Config, env func(string) string, stdout, stderr io.Writer, onError func(error)) (client.Service, func(), error) {
 	d, err := daemon.Start(ctx, "hologram", cfg, env, stdout, stderr)
 	if errors.Is(err, daemon.ErrRunning) {
 		socket := cfg.Socket
@@ -26,7 +26,7 @@ func startKernel(ctx context.Context, cfg config.Config, env func(string) string
 			socket = le.Socket
 		}
 		slog.Info("a kernel already runs on this data dir: attaching to it", "data", cfg.DataDir, "socket", socket)
-		c, aerr := attachSocket(ctx, socket)
+		c, aerr := attachSocket(ctx, socket, onError)
 		if aerr != nil {
 			return nil, nil, fmt.Errorf("%w, but its socket does not answer: %w", err, aerr)
 		}

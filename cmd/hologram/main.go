@@ -115,7 +115,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	o := gui.Options{Getenv: getenv, Version: productVersion(), Icon: gui.Icon()}
 	stop := func() {}
 	if f.remote != "" {
-		svc, insecure, err := dialRemote(f, getenv)
+		o.Errors = &gui.Reporter{}
+		svc, insecure, err := dialRemote(f, getenv, o.Errors.Report)
 		if err != nil {
 			fmt.Fprintf(stderr, "hologram: %v\n", err)
 			return 1
@@ -135,7 +136,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "hologram: %v\n", err)
 			return 2
 		}
-		svc, stopKernel, err := startKernel(ctx, cfg, getenv, stdout, stderr)
+		o.Errors = &gui.Reporter{} // reports only when attached to another process's kernel
+		svc, stopKernel, err := startKernel(ctx, cfg, getenv, stdout, stderr, o.Errors.Report)
 		if err != nil {
 			fmt.Fprintf(stderr, "hologram: %v\n", err)
 			return 1
@@ -177,7 +179,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 // dialRemote makes the HTTP client of a remote kernel and checks that it answers and accepts the
 // token. insecure reports plain HTTP off loopback (the window warns).
-func dialRemote(f flags, getenv func(string) string) (*client.HTTP, bool, error) {
+// dialRemote is the client of the remote kernel; its failed calls go to onError.
+func dialRemote(f flags, getenv func(string) string, onError func(error)) (*client.HTTP, bool, error) {
 	u, err := url.Parse(f.remote)
 	if err != nil {
 		return nil, false, fmt.Errorf("--remote: %w", err)
@@ -191,7 +194,7 @@ func dialRemote(f flags, getenv func(string) string) (*client.HTTP, bool, error)
 	if token == "" {
 		return nil, false, errors.New("--remote needs a token: --token-file F or HOLOGRAM_TOKEN")
 	}
-	c, err := client.Dial(client.Options{URL: f.remote, Token: token, Fingerprint: f.fingerprint, Insecure: f.insecure})
+	c, err := client.Dial(client.Options{URL: f.remote, Token: token, Fingerprint: f.fingerprint, Insecure: f.insecure, OnError: onError})
 	if err != nil {
 		return nil, false, err
 	}
@@ -208,9 +211,10 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// attachSocket is a client of the kernel serving socket, checked to answer.
-func attachSocket(ctx context.Context, socket string) (*client.HTTP, error) {
-	c, err := client.Dial(client.Options{Socket: socket})
+// attachSocket is a client of the kernel serving socket, checked to answer; its failed calls
+// go to onError.
+func attachSocket(ctx context.Context, socket string, onError func(error)) (*client.HTTP, error) {
+	c, err := client.Dial(client.Options{Socket: socket, OnError: onError})
 	if err != nil {
 		return nil, err
 	}

@@ -17,12 +17,12 @@ import (
 
 // startKernel, in the client variant, attaches to the kernel running on cfg.DataDir (its lock
 // file names the socket) or on the default socket; there is no kernel to start.
-func startKernel(ctx context.Context, cfg config.Config, _ func(string) string, _, _ io.Writer) (client.Service, func(), error) {
+func startKernel(ctx context.Context, cfg config.Config, _ func(string) string, _, _ io.Writer, onError func(error)) (client.Service, func(), error) {
 	socket := lockedSocket(cfg.DataDir)
 	if socket == "" {
 		socket = cfg.Socket
 	}
-	c, err := attachSocket(ctx, socket)
+	c, err := attachSocket(ctx, socket, onError)
 	if err != nil {
 		return nil, nil, fmt.Errorf("this is the client build of hologram (no kernel inside) and no kernel answers on %s: "+
 			"start homed, or give --remote URL --token-file F: %w", socket, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,16 +10,12 @@ import (
 )
 
 // approver returns the kernel's approvals (every kernel this waiter talks to has them).
-func (a *app) approver() (client.Approver, error) {
+func (a *app) approver() (client.ApprovalService, error) {
 	svc, err := a.service()
 	if err != nil {
 		return nil, err
 	}
-	ap, ok := svc.(client.Approver)
-	if !ok {
-		return nil, errors.New("this connection does not offer approvals")
-	}
-	return ap, nil
+	return svc, nil
 }
 
 // approvals runs `waiter approvals [--json]`: the plugins' pending requests for approval.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -167,6 +168,14 @@ func (f *fakeBackend) SearchMemory(ctx context.Context, q client.MemoryQuery) ([
 		return nil, nil
 	}
 	return f.searchMemory(ctx, q)
+}
+
+// Approvals and AnswerApproval: none pending (approvalBackend has some).
+func (f *fakeBackend) Approvals(context.Context) ([]client.Approval, error) {
+	return []client.Approval{}, nil
+}
+func (f *fakeBackend) AnswerApproval(_ context.Context, id string, _ bool) (client.Approval, error) {
+	return client.Approval{}, fmt.Errorf("%w: no pending approval %q", client.ErrNotFound, id)
 }
 
 func (f *fakeBackend) Complete(ctx context.Context, req client.CompletionRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {

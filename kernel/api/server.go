@@ -1,5 +1,5 @@
 // Package api serves the kernel's HTTP API (docs/api.md): the versioned /api/v1 routes over a
-// [client.Service], and the OpenAI-compatible /v1 routes over a [client.Completer].
+// [client.Service], and the OpenAI-compatible /v1 routes over a [client.CompletionService].
 //
 // A [Server] is an http.Handler. It listens on a unix socket ([Server.ServeUnix]: 0600 socket in a
 // 0700 directory, peer uid checked, no token) and optionally on TCP ([Server.ServeTCP]: bearer
@@ -30,10 +30,10 @@ import (
 )
 
 // Backend is what the API serves: the kernel's [client.Service] and its OpenAI-compatible
-// [client.Completer].
+// [client.CompletionService].
 type Backend interface {
 	client.Service
-	client.Completer
+	client.CompletionService
 }
 
 // DefaultMaxBodyBytes is the request body limit when [Options.MaxBodyBytes] is zero.

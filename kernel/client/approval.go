@@ -8,12 +8,11 @@ import (
 	"time"
 )
 
-// Approver is the owner's side of approvals: plugins (the shell plugin, for every command) ask
-// the owner before they act, and only the owner's own clients answer — the desktop, waiter,
-// the token API. Nothing that arrives on a channel can answer. The kernel and [HTTP] implement
-// it; it is separate from [Service] so that existing implementations keep compiling. Safe for
-// concurrent use.
-type Approver interface {
+// ApprovalService is the owner's side of approvals: plugins (the shell plugin, for every
+// command) ask the owner before they act, and only the owner's own clients answer — the
+// desktop, waiter, the token API. Nothing that arrives on a channel can answer. Part of
+// [Service]. Safe for concurrent use.
+type ApprovalService interface {
 	// Approvals lists the pending approvals, oldest first.
 	Approvals(ctx context.Context) ([]Approval, error)
 	// AnswerApproval approves (approve true) or denies a pending approval and returns it as
@@ -71,4 +70,4 @@ func (c *HTTP) AnswerApproval(ctx context.Context, id string, approve bool) (App
 	return out, err
 }
 
-var _ Approver = (*HTTP)(nil)
+var _ Service = (*HTTP)(nil)

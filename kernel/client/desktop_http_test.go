@@ -18,7 +18,7 @@ import (
 // the test set; every other method is left to the nil embedded interfaces (and panics).
 type deskBackend struct {
 	client.Service
-	client.Completer
+	client.CompletionService
 
 	mu       sync.Mutex
 	paused   []bool

@@ -22,7 +22,7 @@ import (
 // what the test set; every other method is left to the nil embedded interfaces (and panics).
 type adminBackend struct {
 	client.Service
-	client.Completer
+	client.CompletionService
 
 	mu    sync.Mutex
 	calls []any // the argument(s) of each call, in order

@@ -42,6 +42,10 @@ type Options struct {
 	// Timeout bounds each non-streaming call; zero means [DefaultTimeout]. Chat streams have no
 	// overall timeout: cancel their context instead.
 	Timeout time.Duration
+	// OnError, when set, is called (from the calling goroutine) with the error of every request
+	// that fails: transport failures and the kernel's error answers. Cross-cutting behaviour
+	// such as a connection banner belongs here, not in a wrapper of every method.
+	OnError func(error)
 }
 
 // HTTP is the [Service] implementation that talks to a kernel over its HTTP API (docs/api.md),
@@ -52,6 +56,7 @@ type HTTP struct {
 	token   string
 	timeout time.Duration
 	hc      *http.Client
+	onError func(error)
 }
 
 // Dial validates opts and returns a client. It does no network I/O: an unreachable kernel shows up
@@ -60,7 +65,7 @@ func Dial(opts Options) (*HTTP, error) {
 	if (opts.Socket == "") == (opts.URL == "") {
 		return nil, fmt.Errorf("dial: set exactly one of a socket path and a remote URL")
 	}
-	c := &HTTP{token: opts.Token, timeout: opts.Timeout}
+	c := &HTTP{token: opts.Token, timeout: opts.Timeout, onError: opts.OnError}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -234,6 +239,15 @@ func (c *HTTP) newRequest(ctx context.Context, method, path string, body any) (*
 // send performs req, maps transport failures, and turns non-2xx answers into *Error. On success the
 // caller owns resp.Body.
 func (c *HTTP) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.roundTrip(req)
+	if err != nil && c.onError != nil {
+		c.onError(err)
+	}
+	return resp, err
+}
+
+// roundTrip is send without the error hook.
+func (c *HTTP) roundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {

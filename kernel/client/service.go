@@ -13,20 +13,44 @@ import (
 	"time"
 )
 
-// Service is what a user interface can ask of a kernel. Implementations are safe for concurrent use.
+// Service is what a user interface can ask of a kernel: every role below. Implementations are
+// safe for concurrent use. The kernel hands out each role on its own (kernel.Kernel.Chat(), …)
+// and all of them as one Service; [HTTP] implements every role over the API.
 type Service interface {
+	SystemService
+	ChatService
+	SessionService
+	ProviderService
+	PluginService
+	MemoryService
+	ModelService
+	ApprovalService
+}
+
+// SystemService is the kernel's liveness, state and pause switch.
+type SystemService interface {
 	// Health reports liveness and readiness; it needs no authentication over HTTP.
 	Health(ctx context.Context) (Health, error)
 	// Status reports the kernel's version, data dir, providers, sessions and facilities.
 	Status(ctx context.Context) (Status, error)
 
+	// SetPaused pauses or resumes the kernel (Status.Paused): while paused, channel input and
+	// scheduled jobs stop and plugins get kernel/paused; the owner's chat works.
+	SetPaused(ctx context.Context, paused bool) error
+}
+
+// ChatService runs and cancels agent turns.
+type ChatService interface {
 	// Chat runs one agent turn and calls emit (from one goroutine, in order) for each event of
 	// the turn: "turn" first, then deltas, tool calls and results, and "final" or "error" last.
 	// Cancelling ctx cancels the turn. The returned Result is the final event's content.
 	Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (ChatResult, error)
 	// Cancel cancels a running turn by id; ErrNotFound when no such turn runs.
 	Cancel(ctx context.Context, turnID string) error
+}
 
+// SessionService lists, creates and configures sessions and reads their history.
+type SessionService interface {
 	// Sessions lists sessions, most recently updated first.
 	Sessions(ctx context.Context) ([]Session, error)
 	// CreateSession creates a session (an empty ID picks a new one).
@@ -35,7 +59,10 @@ type Service interface {
 	SetInstructions(ctx context.Context, sessionID string, in Instructions) (Session, error)
 	// History returns the last limit messages of a session (limit <= 0: all).
 	History(ctx context.Context, sessionID string, limit int) ([]Message, error)
+}
 
+// ProviderService configures, tests and finds LLM providers.
+type ProviderService interface {
 	// Providers lists the configured LLM providers in fallback order (keys are never returned).
 	Providers(ctx context.Context) ([]Provider, error)
 	// AddProvider adds or replaces a provider; its key is sealed at rest.
@@ -43,27 +70,18 @@ type Service interface {
 	// RemoveProvider deletes a provider; ErrNotFound when unknown.
 	RemoveProvider(ctx context.Context, name string) error
 
-	// Tools lists the tools the agent can call.
-	Tools(ctx context.Context) ([]Tool, error)
-
-	// Window explains a session's L1 context window: what the next turn's prompt holds and
-	// why (each item's score, reason and source).
-	Window(ctx context.Context, sessionID string) (Window, error)
-	// SearchMemory recalls events (L1 and L2) the way the agent does, seen from a session's
-	// scope (empty session: the owner, who sees every scope).
-	SearchMemory(ctx context.Context, q MemoryQuery) ([]MemoryHit, error)
-	// MemoryAdmin is the owner's side of memory (graph, forget, pins, scenes, GC, export).
-	MemoryAdmin
-
-	// SetPaused pauses or resumes the kernel (Status.Paused): while paused, channel input and
-	// scheduled jobs stop and plugins get kernel/paused; the owner's chat works.
-	SetPaused(ctx context.Context, paused bool) error
 	// TestProvider makes one real, minimal request to a provider that is not saved (the key
 	// comes with it) and says whether it answers, how fast, and with which model.
 	TestProvider(ctx context.Context, p ProviderConfig) (ProviderCheck, error)
 	// DetectProviders looks for local OpenAI-compatible servers the kernel can reach (Ollama on
 	// 127.0.0.1:11434, llama.cpp's server on 127.0.0.1:8080) and offers each with a model it serves.
 	DetectProviders(ctx context.Context) ([]ProviderConfig, error)
+}
+
+// PluginService lists and manages plugins and the tools the agent can call.
+type PluginService interface {
+	// Tools lists the tools the agent can call.
+	Tools(ctx context.Context) ([]Tool, error)
 
 	// Plugins lists the plugins and their state.
 	Plugins(ctx context.Context) ([]Plugin, error)
@@ -75,7 +93,22 @@ type Service interface {
 	PluginAction(ctx context.Context, name, action string) (Plugin, error)
 	// PluginLogs returns the last n lines (n <= 0: all kept) the plugin wrote to stderr.
 	PluginLogs(ctx context.Context, name string, n int) ([]LogLine, error)
+}
 
+// MemoryService explains and searches the memory, and is the owner's side of it.
+type MemoryService interface {
+	// Window explains a session's L1 context window: what the next turn's prompt holds and
+	// why (each item's score, reason and source).
+	Window(ctx context.Context, sessionID string) (Window, error)
+	// SearchMemory recalls events (L1 and L2) the way the agent does, seen from a session's
+	// scope (empty session: the owner, who sees every scope).
+	SearchMemory(ctx context.Context, q MemoryQuery) ([]MemoryHit, error)
+	// MemoryAdmin is the owner's side of memory (graph, forget, pins, scenes, GC, export).
+	MemoryAdmin
+}
+
+// ModelService is the dense-embedding side: status and the model catalogue.
+type ModelService interface {
 	// Embedding reports how the memory embeds text (models.go): sparse or dense, the model,
 	// its vector space, why it is sparse, and the background re-embedding's progress.
 	Embedding(ctx context.Context) (EmbeddingStatus, error)
@@ -428,9 +461,9 @@ type Tool struct {
 	Source       string `json:"source"` // "builtin" or a plugin name
 }
 
-// Completer is the OpenAI-compatible surface (/v1/chat/completions, /v1/models) that the kernel
+// CompletionService is the OpenAI-compatible surface (/v1/chat/completions, /v1/models) that the kernel
 // serves besides Service. It is not part of Service: clients use Chat.
-type Completer interface {
+type CompletionService interface {
 	// Complete ingests the request messages the session has not seen yet (in order, before the
 	// last user message), then answers the last user message as a normal agent turn.
 	Complete(ctx context.Context, req CompletionRequest, emit func(ChatEvent)) (ChatResult, error)

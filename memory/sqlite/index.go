@@ -467,3 +467,4 @@ func (s *Store) Partners(ctx context.Context) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+var _ memory.Memory = (*Store)(nil)

@@ -1,4 +1,4 @@
-package kernel
+package engine
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const topicsPerTurn = 3
 // than obsMaxQueued batches wait, so that it does not compete with a burst of turns or an ingest
 // for the store's one writer, and still keeps up with an endless stream.
 type sceneObserver struct {
-	m *mem
+	m *Engine
 
 	mu      sync.Mutex
 	queue   [][]obsEvent
@@ -48,7 +48,7 @@ type turnObs struct {
 	ev      obsEvent // the user event
 }
 
-func newSceneObserver(m *mem) *sceneObserver {
+func newSceneObserver(m *Engine) *sceneObserver {
 	o := &sceneObserver{m: m, pending: map[string]*turnObs{}, wake: make(chan struct{}, 1)}
 	o.idle = sync.NewCond(&o.mu)
 	return o
@@ -191,14 +191,14 @@ func (o *sceneObserver) occurrence(ctx context.Context, t *turnObs) {
 		_, err = o.m.scenes.Observe(ctx, obs, key, t.ids)
 	}
 	if err != nil {
-		o.m.k.log.Warn("scene observation failed", "session", t.session, "err", err)
+		o.m.log.Warn("scene observation failed", "session", t.session, "err", err)
 	}
 }
 
 // sceneObs builds the fingerprint observation of a message in a session, and the declared
 // scene key of channel sessions ("chan:<channel>/peer:<partner>"). terms (nil: none) gives the
 // message's index terms for its topics; a declared scene does not need them.
-func (m *mem) sceneObs(ctx context.Context, session, partner string, terms func() ([]string, error), tools []string, at time.Time) (scene.Obs, string, error) {
+func (m *Engine) sceneObs(ctx context.Context, session, partner string, terms func() ([]string, error), tools []string, at time.Time) (scene.Obs, string, error) {
 	s, err := m.session(ctx, session)
 	if err != nil {
 		return scene.Obs{}, "", err
@@ -209,7 +209,7 @@ func (m *mem) sceneObs(ctx context.Context, session, partner string, terms func(
 	}
 	obs.Time = at
 	if at.IsZero() {
-		obs.Time = m.k.clock()
+		obs.Time = m.clock()
 	}
 	if s.channel != "" && s.partner != "" {
 		return obs, "chan:" + s.channel + "/peer:" + s.partner, nil

@@ -1,4 +1,4 @@
-package kernel
+package engine
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type factHit struct {
 // recallFacts is the L3 side of recall: current triples found by text (BM25 over subject,
 // predicate and object), fused with every current triple of the entities the query names, best
 // first. Recalled entities are marked so the star map can light them.
-func (m *mem) recallFacts(ctx context.Context, v memory.Viewer, text string, k int) ([]factHit, error) {
+func (m *Engine) recallFacts(ctx context.Context, v memory.Viewer, text string, k int) ([]factHit, error) {
 	terms, err := m.tok(text)
 	if err != nil {
 		return nil, err
@@ -99,8 +99,8 @@ func (m *mem) recallFacts(ctx context.Context, v memory.Viewer, text string, k i
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	if err := m.store.Recalled(ctx, ids, m.k.clock()); err != nil {
-		m.k.log.Warn("marking recalled entities", "err", err)
+	if err := m.store.Recalled(ctx, ids, m.clock()); err != nil {
+		m.log.Warn("marking recalled entities", "err", err)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package kernel
+package engine
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/hologramagent/hologram/memory/cold"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/memtest"
+	"github.com/hologramagent/hologram/memory/vector"
 )
 
 // fixedEmbedder embeds every text as the same vector (the scan's cost does not depend on it).
@@ -27,7 +28,7 @@ func (f fixedEmbedder) EmbedTexts(_ context.Context, texts []string, _ embed.Rol
 // denseOver returns a dense side whose active space holds n random vectors of dim 512 for the
 // events of a fresh memtest store, in one session, half of them in a group the viewer may not
 // see.
-func denseOver(tb testing.TB, n int) (*dense, memory.Viewer) {
+func denseOver(tb testing.TB, n int) (*Dense, memory.Viewer) {
 	tb.Helper()
 	ctx := context.Background()
 	m := memtest.NewMem(nil)
@@ -46,20 +47,20 @@ func denseOver(tb testing.TB, n int) (*dense, memory.Viewer) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	vecs := newVecIndex()
+	vecs := vector.New()
 	for _, e := range stored {
 		v := make([]float32, 512)
 		for j := range v {
 			v[j] = float32(rng.NormFloat64())
 		}
-		vecs.put(memory.VectorEntry{Event: e.ID, Session: e.Session, Scope: e.Scope, Vec: v})
+		vecs.Put(memory.VectorEntry{Event: e.ID, Session: e.Session, Scope: e.Scope, Vec: v})
 	}
 	q := make([]float32, 512)
 	for j := range q {
 		q[j] = float32(rng.NormFloat64())
 	}
-	k := &Kernel{log: slog.New(slog.DiscardHandler)}
-	d := &dense{k: k, index: m, emb: fixedEmbedder{normalized(q)}, space: "fixed", vecs: vecs, changed: make(chan struct{})}
+	e := &Engine{log: slog.New(slog.DiscardHandler)}
+	d := &Dense{m: e, index: m, emb: fixedEmbedder{vector.Normalized(q)}, space: "fixed", vecs: vecs, changed: make(chan struct{})}
 	return d, memory.Viewer{Group: "g"}
 }
 

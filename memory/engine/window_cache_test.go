@@ -1,4 +1,4 @@
-package kernel
+package engine
 
 import (
 	"context"
@@ -7,11 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/hologramagent/hologram/kernel/agent"
-	"github.com/hologramagent/hologram/kernel/config"
-	"github.com/hologramagent/hologram/kernel/llm"
-	"github.com/hologramagent/hologram/kernel/security"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/sqlite"
 )
@@ -21,27 +18,18 @@ import (
 // recalls back to L1, term for term.
 func TestWindowCacheStaysInStepWithTheStore(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	cfg := config.Default(func(string) string { return "" })
-	cfg.DataDir = filepath.Join(dir, "data")
-	cfg.Memory.WindowTokens, cfg.Memory.Recent = 256, 4
 	tokens := memory.DefaultTokenize
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "m.db"), sqlite.Options{Tokenize: tokens})
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{Tokenize: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	keys, err := security.LoadOrCreateKeyFile(filepath.Join(dir, "key"))
+	m, err := New(Options{Store: store, Tokens: tokens, Config: Config{WindowTokens: 256, Recent: 4, HistoryLimit: 200}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := New(cfg, Deps{Store: store, Sealer: security.NewCodec(keys), Tokens: tokens,
-		NewProvider: func(ProviderSettings) (llm.Provider, error) { return nil, llm.ErrNoProvider }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	if err := k.Start(ctx); err != nil {
+	defer m.Close()
+	if _, err := store.CreateSession(ctx, memory.Session{ID: "main"}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(step string) {
@@ -58,9 +46,9 @@ func TestWindowCacheStaysInStepWithTheStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.mem.mu.Lock()
-		defer k.mem.mu.Unlock()
-		sw := k.mem.sessWins["main"]
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		sw := m.sessWins["main"]
 		if sw == nil {
 			t.Fatalf("%s: no window loaded", step)
 		}
@@ -76,32 +64,34 @@ func TestWindowCacheStaysInStepWithTheStore(t *testing.T) {
 		}
 	}
 	ingest := func(from, n int) {
-		var evs []IngestEvent
+		var evs []memory.Event
 		for i := from; i < from+n; i++ {
-			evs = append(evs, IngestEvent{Session: "main", Content: fmt.Sprintf("note %d about topic%d and common words", i, i%7)})
+			c := fmt.Sprintf("note %d about topic%d and common words", i, i%7)
+			evs = append(evs, memory.Event{Session: "main", Role: memory.RoleUser, Content: c, Time: time.Now(), Tokens: len(c) / 4})
 		}
-		if _, err := k.Ingest(ctx, evs); err != nil {
+		stored, err := store.AppendEvents(ctx, evs)
+		if err != nil {
 			t.Fatal(err)
 		}
+		m.Appended(stored) // as the kernel's writes do
 	}
 	ingest(0, 30)
-	if _, err := k.mem.contextWindow(ctx, "main", "topic3"); err != nil { // loads, then sinks most
+	if _, err := m.ContextWindow(ctx, "main", "topic3"); err != nil { // loads, then sinks most
 		t.Fatal(err)
 	}
 	check("after the first window")
 	ingest(30, 10)
 	check("after appends")
-	if _, err := k.mem.contextWindow(ctx, "main", "topic5 note"); err != nil {
+	if _, err := m.ContextWindow(ctx, "main", "topic5 note"); err != nil {
 		t.Fatal(err)
 	}
 	check("after a second sink")
 	// Bring cold events back as coldcontext_query does.
-	hits, err := k.mem.recall(ctx, "main", "topic1", 3, []memory.Layer{memory.LayerL2}, nil)
+	hits, err := m.Recall(ctx, "main", "topic1", 3, []memory.Layer{memory.LayerL2}, nil)
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("recall: %v %v", hits, err)
 	}
-	tr := coldQueryTool{k.mem}
-	if _, err := tr.Run(agent.WithTurn(ctx, agent.TurnRequest{Session: "main"}), []byte(`{"query":"topic1","k":3}`)); err != nil {
+	if _, err := m.ColdQuery(ctx, "main", "topic1", 3); err != nil {
 		t.Fatal(err)
 	}
 	check("after recall to L1")

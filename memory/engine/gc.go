@@ -1,36 +1,37 @@
-package kernel
+package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
 	"unicode/utf8"
 
-	"github.com/hologramagent/hologram/kernel/client"
-	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/graph"
 )
 
-// coolAfter is how long a session stays idle before memgc cools its window: every L1 event
-// but the pinned recent ones sinks to L2 (a turn would sink them anyway; cooling lets
-// distillation reach the events of conversations that stopped).
+// coolAfter is how long a session stays idle before GC cools its window: every L1 event but
+// the pinned recent ones sinks to L2 (a turn would sink them anyway; cooling lets distillation
+// reach the events of conversations that stopped).
 const coolAfter = 24 * time.Hour
 
-// MemoryGC implements client.Service: one pass of cooling, distillation and scene decay. Passes
-// never overlap (a second caller waits for the first); each step commits in small transactions,
-// so an interrupted pass loses nothing and a rerun does not duplicate.
-func (k *Kernel) MemoryGC(ctx context.Context) (client.GCReport, error) {
-	m, err := k.memAdmin()
-	if err != nil {
-		return client.GCReport{}, err
-	}
+// GCReport is what one GC pass did.
+type GCReport struct {
+	Cooled, Distilled, Entities, Triples, Confirmed, Superseded, Decayed int
+	Extractor                                                            string // "llm", "rules" or "llm+rules"
+	Took                                                                 time.Duration
+}
+
+// GC runs one pass of cooling, distillation and scene decay. Passes never overlap (a second
+// caller waits for the first); each step commits in small transactions, so an interrupted pass
+// loses nothing and a rerun does not duplicate.
+func (m *Engine) GC(ctx context.Context) (GCReport, error) {
 	m.gcMu.Lock()
 	defer m.gcMu.Unlock()
 	t0 := time.Now()
-	var rep client.GCReport
+	var rep GCReport
+	var err error
 	if rep.Cooled, err = m.cool(ctx); err != nil {
 		return rep, fmt.Errorf("memory gc: cooling: %w", err)
 	}
@@ -48,18 +49,18 @@ func (k *Kernel) MemoryGC(ctx context.Context) (client.GCReport, error) {
 		return rep, fmt.Errorf("memory gc: scene decay: %w", err)
 	}
 	rep.Took = time.Since(t0)
-	k.log.Info("memory gc", "cooled", rep.Cooled, "distilled", rep.Distilled, "entities", rep.Entities, "triples", rep.Triples,
+	m.log.Info("memory gc", "cooled", rep.Cooled, "distilled", rep.Distilled, "entities", rep.Entities, "triples", rep.Triples,
 		"superseded", rep.Superseded, "extractor", rep.Extractor, "decayed", rep.Decayed, "ms", rep.Took.Milliseconds())
 	return rep, nil
 }
 
 // cool sinks the L1 events of sessions idle for coolAfter to L2, but the recent pinned ones.
-func (m *mem) cool(ctx context.Context) (int, error) {
+func (m *Engine) cool(ctx context.Context) (int, error) {
 	sessions, err := m.store.ListSessions(ctx)
 	if err != nil {
 		return 0, err
 	}
-	now := m.k.clock()
+	now := m.clock()
 	n := 0
 	for _, s := range sessions {
 		if now.Sub(s.Updated) < coolAfter {
@@ -96,28 +97,27 @@ func (m *mem) cool(ctx context.Context) (int, error) {
 
 // distiller builds the distiller for a pass: the LLM extractor when configured (and, in "auto",
 // when a provider is set), with the rules as fallback; the rules alone otherwise.
-func (m *mem) distiller() (*graph.Distiller, error) {
-	cfg := m.k.cfg.Memory
+func (m *Engine) distiller() (*graph.Distiller, error) {
+	cfg := m.opts.Config
 	var ex graph.Extractor
-	switch cfg.Extractor {
-	case "llm":
-		ex = graph.NewLLM(llmCompleter{m.k}, graph.LLMOptions{})
-	case "auto", "":
-		m.k.provMu.Lock()
-		have := len(m.k.providers) > 0
-		m.k.provMu.Unlock()
-		if have {
-			ex = graph.NewLLM(llmCompleter{m.k}, graph.LLMOptions{})
+	if c := m.opts.Completer; c != nil {
+		switch cfg.Extractor {
+		case "llm":
+			ex = graph.NewLLM(c, graph.LLMOptions{})
+		case "auto", "":
+			if m.opts.HaveLLM != nil && m.opts.HaveLLM() {
+				ex = graph.NewLLM(c, graph.LLMOptions{})
+			}
 		}
 	}
 	rules := graph.NewRules(graph.RulesOptions{Keywords: m.keywords})
-	return graph.NewDistiller(graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.k.clock,
-		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle.Duration, Log: m.k.log})
+	return graph.NewDistiller(graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.clock,
+		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle, Log: m.log})
 }
 
 // keywords are the rules extractor's Chinese topics: the text's jieba words of two or more
 // characters, rarest in the memory first (document frequency, as recall weighs them).
-func (m *mem) keywords(text string) []string {
+func (m *Engine) keywords(text string) []string {
 	toks, err := m.tok(text)
 	if err != nil {
 		return nil
@@ -147,47 +147,4 @@ func (m *mem) keywords(text string) []string {
 		out[i] = words[j]
 	}
 	return out
-}
-
-// llmCompleter is distillation's LLM call through the kernel's providers (with their fallback).
-type llmCompleter struct{ k *Kernel }
-
-// Complete implements graph.Completer.
-func (c llmCompleter) Complete(ctx context.Context, system, user string, schema json.RawMessage) (string, error) {
-	p, err := c.k.resolveProvider("")
-	if err != nil {
-		return "", err
-	}
-	zero := 0.0
-	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, Messages: []llm.Message{
-		{Role: "system", Content: system + "\n\nAnswer with one JSON object only, matching this JSON schema:\n" + string(schema)},
-		{Role: "user", Content: user},
-	}}, nil)
-	if err != nil {
-		return "", err
-	}
-	return resp.Message.Content, nil
-}
-
-// gcLoop runs memgc every interval until stop is closed.
-func (k *Kernel) gcLoop(interval time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-stop; cancel() }()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if k.paused.Load() {
-				k.log.Debug("memory gc skipped: the kernel is paused")
-				continue
-			}
-			if _, err := k.MemoryGC(ctx); err != nil && ctx.Err() == nil {
-				k.log.Warn("memory gc failed", "err", err)
-			}
-		}
-	}
 }
