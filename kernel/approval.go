@@ -225,13 +225,13 @@ func (a *approvals) answer(id string, approve bool) (client.Approval, error) {
 }
 
 // Approvals implements client.ApprovalService: the pending approvals, oldest first.
-func (k *Kernel) Approvals(ctx context.Context) ([]client.Approval, error) {
+func (k approvalRole) Approvals(ctx context.Context) ([]client.Approval, error) {
 	return k.plugins.approvals.list(), nil
 }
 
 // AnswerApproval implements client.ApprovalService. Only the owner's clients reach it (the API's
 // routes and the in-process GUI); a channel's message never does.
-func (k *Kernel) AnswerApproval(ctx context.Context, id string, approve bool) (client.Approval, error) {
+func (k approvalRole) AnswerApproval(ctx context.Context, id string, approve bool) (client.Approval, error) {
 	if strings.TrimSpace(id) == "" {
 		return client.Approval{}, invalid("the approval id is empty")
 	}
@@ -282,5 +282,3 @@ func (s nativeServices) Approve(ctx context.Context, plugin string, p protocol.A
 	}
 	return a.ask(ctx, r)
 }
-
-var _ client.ApprovalService = (*Kernel)(nil)

@@ -75,7 +75,7 @@ func (a approvalKernel) pendingOne(t *testing.T) (client.Approval, time.Duration
 	case <-time.After(10 * time.Second):
 		t.Fatal("no approval was asked")
 	}
-	list, err := a.Approvals(context.Background())
+	list, err := a.Service().Approvals(context.Background())
 	if err != nil || len(list) != 1 {
 		t.Fatalf("pending %+v %v", list, err)
 	}
@@ -111,7 +111,7 @@ func TestApprovalAnswers(t *testing.T) {
 		if p := next(); p["id"] != ap.ID || p["title"] != "Run a command" || p["session"] != "main" {
 			t.Fatalf("requested event %+v", p)
 		}
-		got, err := a.AnswerApproval(ctx, ap.ID, true)
+		got, err := a.Service().AnswerApproval(ctx, ap.ID, true)
 		if err != nil || got.State != client.ApprovalApproved {
 			t.Fatalf("answer %+v %v", got, err)
 		}
@@ -122,7 +122,7 @@ func TestApprovalAnswers(t *testing.T) {
 		if p := next(); p["id"] != ap.ID || p["state"] != client.ApprovalApproved {
 			t.Fatalf("answered event %+v", p)
 		}
-		if _, err := a.AnswerApproval(ctx, ap.ID, false); !errors.Is(err, client.ErrNotFound) {
+		if _, err := a.Service().AnswerApproval(ctx, ap.ID, false); !errors.Is(err, client.ErrNotFound) {
 			t.Fatalf("a second answer: %v", err)
 		}
 	})
@@ -134,7 +134,7 @@ func TestApprovalAnswers(t *testing.T) {
 		if ap.Session != "" || ap.TurnID != "" {
 			t.Fatalf("an approval outside a turn names a session: %+v", ap)
 		}
-		if _, err := a.AnswerApproval(ctx, ap.ID, false); err != nil {
+		if _, err := a.Service().AnswerApproval(ctx, ap.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		if r := <-out; r.err != nil || r.res.Approved || r.res.Reason != "denied by the owner" {
@@ -157,7 +157,7 @@ func TestApprovalAnswers(t *testing.T) {
 		if p := next(); p["id"] != ap.ID || p["state"] != client.ApprovalExpired {
 			t.Fatalf("answered event %+v", p)
 		}
-		if _, err := a.AnswerApproval(ctx, ap.ID, true); !errors.Is(err, client.ErrNotFound) {
+		if _, err := a.Service().AnswerApproval(ctx, ap.ID, true); !errors.Is(err, client.ErrNotFound) {
 			t.Fatalf("an answer after the timeout: %v", err)
 		}
 	})
@@ -174,15 +174,15 @@ func TestApprovalAnswers(t *testing.T) {
 		if p := next(); p["state"] != client.ApprovalCancelled {
 			t.Fatalf("answered event %+v", p)
 		}
-		if list, _ := a.Approvals(ctx); len(list) != 0 {
+		if list, _ := a.Service().Approvals(ctx); len(list) != 0 {
 			t.Fatalf("still pending %+v", list)
 		}
 	})
 
-	if _, err := a.AnswerApproval(ctx, " ", true); !errors.Is(err, client.ErrInvalid) {
+	if _, err := a.Service().AnswerApproval(ctx, " ", true); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("empty id: %v", err)
 	}
-	if _, err := a.AnswerApproval(ctx, "ap-never", true); !errors.Is(err, client.ErrNotFound) || !strings.Contains(err.Error(), `no pending approval "ap-never"`) {
+	if _, err := a.Service().AnswerApproval(ctx, "ap-never", true); !errors.Is(err, client.ErrNotFound) || !strings.Contains(err.Error(), `no pending approval "ap-never"`) {
 		t.Fatalf("unknown id: %v", err)
 	}
 }
@@ -262,7 +262,7 @@ func TestApprovalStream(t *testing.T) {
 	emit(client.ChatEvent{Type: client.EventTurn, TurnID: "t1"}) // the turn's own events share the stream
 	out := a.ask(ctx, "shell", protocol.ApproveParams{Turn: "t1", Title: "Run a command"})
 	ap, _ := a.pendingOne(t)
-	if _, err := a.AnswerApproval(ctx, ap.ID, false); err != nil {
+	if _, err := a.Service().AnswerApproval(ctx, ap.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	<-out
@@ -273,7 +273,7 @@ func TestApprovalStream(t *testing.T) {
 	unbind2()
 	out = a.ask(ctx, "shell", protocol.ApproveParams{Title: "later"})
 	ap2, _ := a.pendingOne(t)
-	if _, err := a.AnswerApproval(ctx, ap2.ID, true); err != nil {
+	if _, err := a.Service().AnswerApproval(ctx, ap2.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	<-out

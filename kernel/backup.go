@@ -13,8 +13,8 @@ import (
 )
 
 // ExportMemory implements client.Service.
-func (k *Kernel) ExportMemory(ctx context.Context, req client.ExportRequest, w io.Writer) error {
-	opts := backup.Options{Clock: k.clock, Secrets: kernelSecrets{k}, IncludeSecrets: req.IncludeSecrets}
+func (k memoryRole) ExportMemory(ctx context.Context, req client.ExportRequest, w io.Writer) error {
+	opts := backup.Options{Clock: k.clock, Secrets: kernelSecrets{k.Kernel}, IncludeSecrets: req.IncludeSecrets}
 	switch req.Format {
 	case client.FormatJSON, "":
 		return backup.ExportJSON(ctx, k.db, w, opts)
@@ -27,14 +27,14 @@ func (k *Kernel) ExportMemory(ctx context.Context, req client.ExportRequest, w i
 }
 
 // ImportMemory implements client.Service. A full backup needs an empty memory; JSONL merges.
-func (k *Kernel) ImportMemory(ctx context.Context, format string, r io.Reader) (client.ImportReport, error) {
+func (k memoryRole) ImportMemory(ctx context.Context, format string, r io.Reader) (client.ImportReport, error) {
 	var (
 		rep backup.Report
 		err error
 	)
 	switch format {
 	case client.FormatJSON, "":
-		rep, err = backup.RestoreJSON(ctx, k.db, r, backup.Options{Clock: k.clock, Secrets: kernelSecrets{k}})
+		rep, err = backup.RestoreJSON(ctx, k.db, r, backup.Options{Clock: k.clock, Secrets: kernelSecrets{k.Kernel}})
 		if err == nil {
 			err = k.afterRestore(ctx)
 		}

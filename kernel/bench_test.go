@@ -17,13 +17,13 @@ func BenchmarkTurn(b *testing.B) {
 	fake := instantFake(b)
 	k := newKernel(&testing.T{})
 	ctx := context.Background()
-	if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "instant", BaseURL: fake.URL + "/v1", Model: "m"}); err != nil {
+	if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "instant", BaseURL: fake.URL + "/v1", Model: "m"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := k.Chat(ctx, client.ChatRequest{Input: "turn " + strconv.Itoa(i)}, nil); err != nil {
+		if _, err := k.Service().Chat(ctx, client.ChatRequest{Input: "turn " + strconv.Itoa(i)}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,13 +59,13 @@ func BenchmarkTurnWithMemory(b *testing.B) {
 	fake := instantFake(b)
 	k := newMemKernel(b, memOptions{})
 	ctx := context.Background()
-	if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "instant", BaseURL: fake.URL + "/v1", Model: "m"}); err != nil {
+	if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "instant", BaseURL: fake.URL + "/v1", Model: "m"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := k.Chat(ctx, client.ChatRequest{Input: "turn " + strconv.Itoa(i) + " about hiking in the mountains"}, nil); err != nil {
+		if _, err := k.Service().Chat(ctx, client.ChatRequest{Input: "turn " + strconv.Itoa(i) + " about hiking in the mountains"}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -128,7 +128,7 @@ func TestBuiltinSpecs(t *testing.T) {
 		t.Errorf("qq env %q", got["qq"].Env)
 	}
 
-	ps, err := k.Plugins(ctx)
+	ps, err := k.Service().Plugins(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,17 +137,17 @@ func TestBuiltinSpecs(t *testing.T) {
 			t.Errorf("%s: builtin %v", p.Name, p.Builtin)
 		}
 	}
-	if _, err := k.PluginAction(ctx, "files", client.PluginRemove); err == nil || !strings.Contains(err.Error(), "plugin files is built in: disable it instead") {
+	if _, err := k.Service().PluginAction(ctx, "files", client.PluginRemove); err == nil || !strings.Contains(err.Error(), "plugin files is built in: disable it instead") {
 		t.Fatalf("remove: %v", err)
 	}
-	p, err := k.PluginAction(ctx, "files", client.PluginDisable)
+	p, err := k.Service().PluginAction(ctx, "files", client.PluginDisable)
 	if err != nil || !p.Builtin || p.State != host.StateDisabled {
 		t.Fatalf("disable: %+v %v", p, err)
 	}
 	if v, err := store.GetSetting(ctx, builtinPrefix+"files"); err != nil || v != "disabled" {
 		t.Fatalf("setting %q %v", v, err)
 	}
-	if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "notes", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: "notes", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("adding over a built-in plugin: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ const openAISession = "openai"
 // messages the session has not seen yet are ingested, then the last user message is answered by a
 // normal agent turn. A client that resends the whole conversation creates no duplicates; a client
 // that sends only its new message gets the session's memory anyway.
-func (k *Kernel) Complete(ctx context.Context, req client.CompletionRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
+func (k completionRole) Complete(ctx context.Context, req client.CompletionRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	if req.Session == "" {
 		req.Session = openAISession
 	}

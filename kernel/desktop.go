@@ -108,7 +108,7 @@ func (k *Kernel) Paused() bool { return k.paused.Load() }
 // SetPaused implements client.Service: while paused, chat on channel sessions is refused, the
 // memgc schedule skips its passes, and plugins hear kernel/paused. The owner's sessions keep
 // working. The state is saved, so it survives a restart.
-func (k *Kernel) SetPaused(ctx context.Context, paused bool) error {
+func (k systemRole) SetPaused(ctx context.Context, paused bool) error {
 	k.pauseMu.Lock()
 	defer k.pauseMu.Unlock()
 	if k.paused.Load() == paused {
@@ -147,7 +147,7 @@ type modelLister interface {
 // (without saving it), sends one small non-streamed request and lists the server's models. A
 // provider that fails answers OK false with the error; the call fails only for an invalid
 // configuration or when ctx ends.
-func (k *Kernel) TestProvider(ctx context.Context, p client.ProviderConfig) (client.ProviderCheck, error) {
+func (k providerRole) TestProvider(ctx context.Context, p client.ProviderConfig) (client.ProviderCheck, error) {
 	p.BaseURL = strings.TrimRight(strings.TrimSpace(p.BaseURL), "/")
 	p.Model = strings.TrimSpace(p.Model)
 	p.APIKey = strings.TrimSpace(p.APIKey)
@@ -222,7 +222,7 @@ func firstRunes(s string, n int) string {
 // within its own timeout, and offers every server that lists at least one model, with the
 // first, in the targets' order. Servers that are absent, silent or answer something else are
 // left out; the call fails only when ctx ends.
-func (k *Kernel) DetectProviders(ctx context.Context) ([]client.ProviderConfig, error) {
+func (k providerRole) DetectProviders(ctx context.Context) ([]client.ProviderConfig, error) {
 	found := make([]*client.ProviderConfig, len(k.desk.targets))
 	var wg sync.WaitGroup
 	for i, t := range k.desk.targets {

@@ -145,16 +145,16 @@ func TestPauseSurvivesRestart(t *testing.T) {
 	sub := k.Bus().Subscribe(kernel.EventKernelPaused, kernel.EventKernelResumed)
 	defer sub.Close()
 
-	if err := k.SetPaused(ctx, true); err != nil {
+	if err := k.Service().SetPaused(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.SetPaused(ctx, true); err != nil { // no second event
+	if err := k.Service().SetPaused(ctx, true); err != nil { // no second event
 		t.Fatal(err)
 	}
-	if err := k.SetPaused(ctx, false); err != nil {
+	if err := k.Service().SetPaused(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.SetPaused(ctx, true); err != nil {
+	if err := k.Service().SetPaused(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -182,17 +182,17 @@ func TestPauseSurvivesRestart(t *testing.T) {
 
 	// The same data dir, a new kernel: still paused, and channel sessions still refused.
 	k2 := newDeskKernel(t, dir, nil)
-	if st, err := k2.Status(ctx); err != nil || !st.Paused || !k2.Paused() {
+	if st, err := k2.Service().Status(ctx); err != nil || !st.Paused || !k2.Paused() {
 		t.Fatalf("Status after restart = %+v, %v", st, err)
 	}
-	if _, err := k2.CreateSession(ctx, client.Session{ID: "qq-1", Channel: "qq", Partner: "bob"}); err != nil {
+	if _, err := k2.Service().CreateSession(ctx, client.Session{ID: "qq-1", Channel: "qq", Partner: "bob"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = k2.Chat(ctx, client.ChatRequest{Session: "qq-1", Input: "hi"}, nil)
+	_, err = k2.Service().Chat(ctx, client.ChatRequest{Session: "qq-1", Input: "hi"}, nil)
 	if !errors.Is(err, client.ErrUnavailable) || !strings.Contains(err.Error(), "paused") || !strings.Contains(err.Error(), "qq") {
 		t.Fatalf("channel chat after restart = %v", err)
 	}
-	if err := k2.SetPaused(ctx, false); err != nil {
+	if err := k2.Service().SetPaused(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	k2.stop()
@@ -206,7 +206,7 @@ func TestPauseSkipsScheduledGC(t *testing.T) {
 	dir := t.TempDir()
 	// Paused before this start (as a previous run left it).
 	k := newDeskKernel(t, dir, nil)
-	if err := k.SetPaused(ctx, true); err != nil {
+	if err := k.Service().SetPaused(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	k.stop()
@@ -222,13 +222,13 @@ func TestPauseSkipsScheduledGC(t *testing.T) {
 		t.Fatalf("%d scheduled memory gc passes ran while paused", n)
 	}
 	// The owner's own pass runs while paused.
-	if _, err := k.MemoryGC(ctx); err != nil {
+	if _, err := k.Service().MemoryGC(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := logs.count(pass); n != 1 {
 		t.Fatalf("MemoryGC while paused logged %d passes, want 1", n)
 	}
-	if err := k.SetPaused(ctx, false); err != nil {
+	if err := k.Service().SetPaused(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	logs.wait(t, pass, 3) // the schedule runs again
@@ -293,7 +293,7 @@ func TestTestProvider(t *testing.T) {
 			if tt.modelStatus != 0 {
 				base = modelsFront(t, back, tt.modelStatus, tt.models)
 			}
-			got, err := k.TestProvider(context.Background(), client.ProviderConfig{Name: "trial", BaseURL: base, Model: "fake-1", APIKey: "sk-t"})
+			got, err := k.Service().TestProvider(context.Background(), client.ProviderConfig{Name: "trial", BaseURL: base, Model: "fake-1", APIKey: "sk-t"})
 			if err != nil {
 				t.Fatalf("TestProvider: %v", err)
 			}
@@ -325,7 +325,7 @@ func TestTestProvider(t *testing.T) {
 			}
 		})
 	}
-	if ps, _ := k.Providers(context.Background()); len(ps) != 0 {
+	if ps, _ := k.Service().Providers(context.Background()); len(ps) != 0 {
 		t.Fatalf("tested providers were saved: %+v", ps)
 	}
 }
@@ -335,7 +335,7 @@ func TestTestProviderRefusals(t *testing.T) {
 	back := llmtest.NewServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	back.Script(llmtest.Reply{Delay: cancel, Text: "too late"})
-	if got, err := k.TestProvider(ctx, client.ProviderConfig{Name: "p", BaseURL: back.URL(), Model: "m"}); !errors.Is(err, context.Canceled) {
+	if got, err := k.Service().TestProvider(ctx, client.ProviderConfig{Name: "p", BaseURL: back.URL(), Model: "m"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("TestProvider with the caller gone = %+v, %v; want context.Canceled", got, err)
 	}
 	for _, bad := range []client.ProviderConfig{
@@ -343,7 +343,7 @@ func TestTestProviderRefusals(t *testing.T) {
 		{Name: "p", BaseURL: "localhost:11434", Model: "m"},
 		{Name: "p", BaseURL: back.URL(), Model: "m", Proxy: "::"},
 	} {
-		if got, err := k.TestProvider(context.Background(), bad); !errors.Is(err, client.ErrInvalid) {
+		if got, err := k.Service().TestProvider(context.Background(), bad); !errors.Is(err, client.ErrInvalid) {
 			t.Errorf("TestProvider(%+v) = %+v, %v; want ErrInvalid", bad, got, err)
 		}
 	}
@@ -397,7 +397,7 @@ func TestDetectProviders(t *testing.T) {
 			k := newDeskKernel(t, t.TempDir(), func(_ *config.Config, d *kernel.Deps) {
 				d.DetectTargets, d.DetectTimeout = tt.targets, 200*time.Millisecond
 			})
-			got, err := k.DetectProviders(context.Background())
+			got, err := k.Service().DetectProviders(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,7 +432,7 @@ func TestDetectProvidersProbesConcurrently(t *testing.T) {
 		d.DetectTargets = []kernel.DetectTarget{{Name: "a", URL: urls[0] + "/v1/models"}, {Name: "b", URL: urls[1] + "/v1/models"}}
 		d.DetectTimeout = 20 * time.Second
 	})
-	got, err := k.DetectProviders(context.Background())
+	got, err := k.Service().DetectProviders(context.Background())
 	if err != nil || len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
 		t.Fatalf("DetectProviders = %+v, %v", got, err)
 	}

@@ -54,7 +54,7 @@ func engineErr(err error) error {
 }
 
 // Embedding implements client.Service.
-func (k *Kernel) Embedding(ctx context.Context) (client.EmbeddingStatus, error) {
+func (k modelRole) Embedding(ctx context.Context) (client.EmbeddingStatus, error) {
 	return k.embeddingStatus(), nil
 }
 
@@ -80,7 +80,7 @@ func (k *Kernel) SettleEmbedding(ctx context.Context) error {
 }
 
 // EmbeddingModels implements client.Service.
-func (k *Kernel) EmbeddingModels(ctx context.Context) ([]client.EmbeddingModel, error) {
+func (k modelRole) EmbeddingModels(ctx context.Context) ([]client.EmbeddingModel, error) {
 	d := k.mem.Dense()
 	if d == nil {
 		return nil, errNoDense()
@@ -133,7 +133,7 @@ func modelOut(info embed.ModelInfo, active string) client.EmbeddingModel {
 const installProgressEvery = 200 * time.Millisecond
 
 // InstallModel implements client.Service.
-func (k *Kernel) InstallModel(ctx context.Context, id string, progress func(client.ModelProgress)) (client.EmbeddingModel, error) {
+func (k modelRole) InstallModel(ctx context.Context, id string, progress func(client.ModelProgress)) (client.EmbeddingModel, error) {
 	d := k.mem.Dense()
 	if d == nil {
 		return client.EmbeddingModel{}, errNoDense()
@@ -171,7 +171,7 @@ func (k *Kernel) InstallModel(ctx context.Context, id string, progress func(clie
 }
 
 // ImportModel implements client.Service.
-func (k *Kernel) ImportModel(ctx context.Context, id, dir string) (client.EmbeddingModel, error) {
+func (k modelRole) ImportModel(ctx context.Context, id, dir string) (client.EmbeddingModel, error) {
 	d := k.mem.Dense()
 	if d == nil {
 		return client.EmbeddingModel{}, errNoDense()
@@ -201,7 +201,7 @@ func (k *Kernel) ImportModel(ctx context.Context, id, dir string) (client.Embedd
 }
 
 // UseModel implements client.Service.
-func (k *Kernel) UseModel(ctx context.Context, id string) (client.EmbeddingStatus, error) {
+func (k modelRole) UseModel(ctx context.Context, id string) (client.EmbeddingStatus, error) {
 	d := k.mem.Dense()
 	if d == nil {
 		if id == "" {
@@ -216,7 +216,7 @@ func (k *Kernel) UseModel(ctx context.Context, id string) (client.EmbeddingStatu
 }
 
 // RemoveModel implements client.Service.
-func (k *Kernel) RemoveModel(ctx context.Context, id string) error {
+func (k modelRole) RemoveModel(ctx context.Context, id string) error {
 	d := k.mem.Dense()
 	if d == nil {
 		return errNoDense()

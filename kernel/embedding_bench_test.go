@@ -91,7 +91,7 @@ func BenchmarkTurnDense(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			ctx := context.Background()
 			k := newEmbKernel(b, embOptions{Deps: kernel.EmbeddingDeps{Models: models, Runtime: rt}})
-			if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "instant", BaseURL: fake.URL + "/v1", Model: "m"}); err != nil {
+			if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "instant", BaseURL: fake.URL + "/v1", Model: "m"}); err != nil {
 				b.Fatal(err)
 			}
 			var in []kernel.IngestEvent
@@ -103,7 +103,7 @@ func BenchmarkTurnDense(b *testing.B) {
 			}
 			if mode == "dense" {
 				t0 := time.Now()
-				if _, err := k.UseModel(ctx, bgeID); err != nil {
+				if _, err := k.Service().UseModel(ctx, bgeID); err != nil {
 					b.Fatal(err)
 				}
 				if err := k.SettleEmbedding(ctx); err != nil {
@@ -117,7 +117,7 @@ func BenchmarkTurnDense(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				if _, err := k.Chat(ctx, client.ChatRequest{Input: benchTurnText(1000 + i)}, nil); err != nil {
+				if _, err := k.Service().Chat(ctx, client.ChatRequest{Input: benchTurnText(1000 + i)}, nil); err != nil {
 					b.Fatal(err)
 				}
 				times = append(times, time.Since(t0))
@@ -163,7 +163,7 @@ func BenchmarkReembed(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		if _, err := k.UseModel(ctx, bgeID); err != nil {
+		if _, err := k.Service().UseModel(ctx, bgeID); err != nil {
 			b.Fatal(err)
 		}
 		if err := k.SettleEmbedding(ctx); err != nil {

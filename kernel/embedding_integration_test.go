@@ -260,7 +260,7 @@ func TestDenseEndToEnd(t *testing.T) {
 	// An install cancelled part-way keeps its part, and the next one resumes it.
 	const onnxKey = "Xenova/" + bgeID + "/onnx/model.onnx"
 	icx, stop := context.WithCancel(ctx)
-	_, err = k.InstallModel(icx, bgeID, func(p client.ModelProgress) {
+	_, err = k.Service().InstallModel(icx, bgeID, func(p client.ModelProgress) {
 		if p.File == "onnx/model.onnx" && p.Done >= 256<<10 {
 			stop()
 		}

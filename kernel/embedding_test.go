@@ -97,7 +97,7 @@ func serveHTTP(t testing.TB, k *kernel.Kernel) *client.HTTP {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "run", "k.sock")
-	srv := api.New(k, api.Options{})
+	srv := api.New(k.Service(), api.Options{})
 	ln, err := srv.ListenUnix(context.Background(), sock)
 	if err != nil {
 		t.Fatal(err)
@@ -119,13 +119,13 @@ func TestEmbeddingConformance(t *testing.T) {
 		return newEmbKernel(t, embOptions{Dir: dir, Deps: managerOnly(t, dir)}).Kernel
 	}
 	t.Run("in process", func(t *testing.T) {
-		kerneltest.RunEmbedding(t, func(t *testing.T) client.Service { return withManager(t) })
+		kerneltest.RunEmbedding(t, func(t *testing.T) client.Service { return withManager(t).Service() })
 	})
 	t.Run("over HTTP", func(t *testing.T) {
 		kerneltest.RunEmbedding(t, func(t *testing.T) client.Service { return serveHTTP(t, withManager(t)) })
 	})
 	t.Run("without a model manager", func(t *testing.T) {
-		kerneltest.RunEmbedding(t, func(t *testing.T) client.Service { return newEmbKernel(t, embOptions{}).Kernel })
+		kerneltest.RunEmbedding(t, func(t *testing.T) client.Service { return newEmbKernel(t, embOptions{}).Kernel.Service() })
 	})
 }
 
@@ -138,14 +138,14 @@ func TestEmbeddingWithoutRuntime(t *testing.T) {
 	deps := managerOnly(t, dir)
 	deps.RuntimeErr = errors.New("ONNX Runtime library not found: looked in /usr/lib/hologram/onnxruntime, build/onnxruntime")
 	k := newEmbKernel(t, embOptions{Dir: dir, Deps: deps})
-	st, err := k.Embedding(ctx)
+	st, err := k.Service().Embedding(ctx)
 	if err != nil || st.Mode != client.EmbeddingSparse || !strings.Contains(st.Reason, "looked in /usr/lib/hologram/onnxruntime") {
 		t.Fatalf("Embedding = %+v, %v", st, err)
 	}
-	if _, err := k.EmbeddingModels(ctx); err != nil {
+	if _, err := k.Service().EmbeddingModels(ctx); err != nil {
 		t.Fatalf("EmbeddingModels without a runtime: %v", err)
 	}
-	_, err = k.InstallModel(ctx, "bge-small-zh-v1.5", nil)
+	_, err = k.Service().InstallModel(ctx, "bge-small-zh-v1.5", nil)
 	if !errors.Is(err, client.ErrUnavailable) || !strings.Contains(err.Error(), "needs ONNX Runtime, which was not found: ONNX Runtime library not found") {
 		t.Fatalf("InstallModel without a runtime = %v", err)
 	}
@@ -159,7 +159,7 @@ func TestEmbeddingWithoutRuntime(t *testing.T) {
 	if err := k2.SettleEmbedding(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st, err = k2.Embedding(ctx)
+	st, err = k2.Service().Embedding(ctx)
 	if err != nil || st.Mode != client.EmbeddingSparse || st.Model != "bge-small-zh-v1.5" || !strings.Contains(st.Reason, "not installed") {
 		t.Fatalf("Embedding with a chosen model that is not installed = %+v, %v", st, err)
 	}

@@ -38,7 +38,7 @@ func parseScopeFilter(s string) (*memory.Scope, error) {
 
 // Graph implements client.Service: a page of entities in id order, the triples whose later
 // endpoint is on the page, and optionally the newest source events of those triples.
-func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPage, error) {
+func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPage, error) {
 	scope, err := parseScopeFilter(q.Scope)
 	if err != nil {
 		return client.GraphPage{}, err
@@ -108,7 +108,7 @@ func (k *Kernel) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPa
 
 // EventContext implements client.MemoryAdmin: the event with up to radius events of its session
 // on each side, in id (time) order, seen by the owner.
-func (k *Kernel) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
+func (k memoryRole) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
 	if id <= 0 {
 		return nil, invalid("event id must be positive, got %d", id)
 	}
@@ -211,7 +211,7 @@ func graphEvents(ctx context.Context, db Store, ts []client.Triple, n int) ([]cl
 }
 
 // Entity implements client.Service.
-func (k *Kernel) Entity(ctx context.Context, id int64) (client.EntityDetail, error) {
+func (k memoryRole) Entity(ctx context.Context, id int64) (client.EntityDetail, error) {
 	if id <= 0 {
 		return client.EntityDetail{}, invalid("entity id must be positive, got %d", id)
 	}
@@ -238,7 +238,7 @@ func (k *Kernel) Entity(ctx context.Context, id int64) (client.EntityDetail, err
 }
 
 // PutEntity implements client.Service.
-func (k *Kernel) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
+func (k memoryRole) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
 	if e.ID < 0 {
 		return client.Entity{}, invalid("entity id must not be negative, got %d", e.ID)
 	}
@@ -288,7 +288,7 @@ func factIn(t client.TripleInput) (memory.Fact, memory.Scope, error) {
 }
 
 // AddTriple implements client.Service.
-func (k *Kernel) AddTriple(ctx context.Context, in client.TripleInput) (client.Triple, error) {
+func (k memoryRole) AddTriple(ctx context.Context, in client.TripleInput) (client.Triple, error) {
 	f, sc, err := factIn(in)
 	if err != nil {
 		return client.Triple{}, err
@@ -304,7 +304,7 @@ func (k *Kernel) AddTriple(ctx context.Context, in client.TripleInput) (client.T
 }
 
 // EditTriple implements client.Service.
-func (k *Kernel) EditTriple(ctx context.Context, id int64, in client.TripleInput) (client.Triple, error) {
+func (k memoryRole) EditTriple(ctx context.Context, id int64, in client.TripleInput) (client.Triple, error) {
 	if id <= 0 {
 		return client.Triple{}, invalid("triple id must be positive, got %d", id)
 	}
@@ -320,7 +320,7 @@ func (k *Kernel) EditTriple(ctx context.Context, id int64, in client.TripleInput
 }
 
 // Pin implements client.Service.
-func (k *Kernel) Pin(ctx context.Context, p client.PinRequest) error {
+func (k memoryRole) Pin(ctx context.Context, p client.PinRequest) error {
 	switch p.Kind {
 	case "entity", "triple":
 		if p.ID <= 0 {
@@ -344,7 +344,7 @@ func (k *Kernel) Pin(ctx context.Context, p client.PinRequest) error {
 }
 
 // MergeEntities implements client.Service.
-func (k *Kernel) MergeEntities(ctx context.Context, into, from int64) (client.Entity, error) {
+func (k memoryRole) MergeEntities(ctx context.Context, into, from int64) (client.Entity, error) {
 	if into <= 0 || from <= 0 {
 		return client.Entity{}, invalid("entity ids must be positive, got %d and %d", into, from)
 	}
@@ -359,7 +359,7 @@ func (k *Kernel) MergeEntities(ctx context.Context, into, from int64) (client.En
 }
 
 // DeleteEntity implements client.Service.
-func (k *Kernel) DeleteEntity(ctx context.Context, id int64) error {
+func (k memoryRole) DeleteEntity(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return invalid("entity id must be positive, got %d", id)
 	}
@@ -367,7 +367,7 @@ func (k *Kernel) DeleteEntity(ctx context.Context, id int64) error {
 }
 
 // Forget implements client.Service: the events leave the store, and every window that held them.
-func (k *Kernel) Forget(ctx context.Context, ids []int64) (client.ForgetResult, error) {
+func (k memoryRole) Forget(ctx context.Context, ids []int64) (client.ForgetResult, error) {
 	switch {
 	case len(ids) == 0:
 		return client.ForgetResult{}, invalid("forget needs at least one event id")
@@ -390,7 +390,7 @@ func (k *Kernel) Forget(ctx context.Context, ids []int64) (client.ForgetResult, 
 }
 
 // Scenes implements client.Service: scenes with their strength as of now.
-func (k *Kernel) Scenes(ctx context.Context) ([]client.Scene, error) {
+func (k memoryRole) Scenes(ctx context.Context) ([]client.Scene, error) {
 	ss, err := k.mem.Scenes(ctx)
 	if err != nil {
 		return nil, mapErr(err)

@@ -54,7 +54,7 @@ func BenchmarkGraphAll10k(b *testing.B) {
 		q := client.GraphQuery{}
 		ents, trs := 0, 0
 		for {
-			page, err := k.Graph(ctx, q)
+			page, err := k.Service().Graph(ctx, q)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,14 +15,14 @@ func TestInputEmptyOnceCleaned(t *testing.T) {
 	k := newMemKernel(t, memOptions{})
 	ctx := context.Background()
 	for _, in := range []string{"", "   ", "\x00\x00", " \x00 \n"} {
-		if _, err := k.Chat(ctx, client.ChatRequest{Input: in}, nil); !errors.Is(err, client.ErrInvalid) {
+		if _, err := k.Service().Chat(ctx, client.ChatRequest{Input: in}, nil); !errors.Is(err, client.ErrInvalid) {
 			t.Errorf("Chat(%q) = %v, want ErrInvalid", in, err)
 		}
 		if _, err := k.Ingest(ctx, []kernel.IngestEvent{{Session: "main", Content: "fine"}, {Session: "main", Content: in}}); !errors.Is(err, client.ErrInvalid) {
 			t.Errorf("Ingest(%q) = %v, want ErrInvalid", in, err)
 		}
 	}
-	if h, err := k.History(ctx, "main", 0); err != nil || len(h) != 0 {
+	if h, err := k.Service().History(ctx, "main", 0); err != nil || len(h) != 0 {
 		t.Fatalf("something was stored: %+v %v", h, err)
 	}
 }

@@ -12,20 +12,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/agent"
-	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/kstate"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/engine"
+	"github.com/hologramagent/hologram/memory/ocr"
 )
 
 // Version is the product version, set at link time by the Makefile.
@@ -57,6 +56,9 @@ type ProviderSettings struct {
 	Priority int
 }
 
+// OCRDeps are the assets of the OCR of images into text (memory/ocr.Assets).
+type OCRDeps = ocr.Assets
+
 // Deps are the kernel's injected dependencies. Store, Sealer and NewProvider are required.
 type Deps struct {
 	Store       Store
@@ -80,7 +82,7 @@ type Deps struct {
 	ProviderTestTimeout time.Duration
 	// Embedding is the dense-embedding side (embedding.go); the zero value: sparse only.
 	Embedding EmbeddingDeps
-	// OCR reads the text of images (ocr.go); the zero value: images keep no text.
+	// OCR reads the text of images (memory/ocr.Lazy); the zero value: images keep no text.
 	OCR OCRDeps
 }
 
@@ -100,7 +102,7 @@ type Kernel struct {
 	facs    []Facility
 	started time.Time
 	plugins *plugins // the plugin host and its tools (plugins.go)
-	ocr     *ocrEngine
+	ocr     *ocr.Lazy
 
 	provMu    sync.Mutex
 	providers []ProviderSettings // sorted by priority, name; keys opened
@@ -158,8 +160,8 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		k.state.Declare(f.Name)
 	}
 	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: events.DenyPluginTypes(isKernelEvent)})
-	k.ocr = &ocrEngine{deps: deps.OCR}
-	m, err := k.newEngine(deps)
+	k.ocr = ocr.NewLazy(deps.OCR, deps.Logger)
+	m, err := newEngine(k, deps)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
@@ -244,7 +246,7 @@ func (k *Kernel) Start(ctx context.Context) error {
 	}
 	if k.cfg.Memory.GCInterval.Duration > 0 {
 		k.gcStop = make(chan struct{})
-		go k.gcLoop(k.cfg.Memory.GCInterval.Duration, k.gcStop)
+		go gcLoop(k, k.cfg.Memory.GCInterval.Duration, k.gcStop)
 	}
 	k.log.Info("kernel ready", "version", Version, "providers", len(k.providers))
 	return nil
@@ -252,12 +254,12 @@ func (k *Kernel) Start(ctx context.Context) error {
 
 // State exposes the readiness bus (read-only use: snapshots and waits).
 func (k *Kernel) State() *kstate.State {
-	k.markLazy()
+	markLazy(k)
 	return k.state
 }
 
 // markLazy marks the lazy facilities that have loaded since.
-func (k *Kernel) markLazy() {
+func markLazy(k *Kernel) {
 	for _, f := range k.facs {
 		if f.Loaded != nil && !k.state.IsReady(f.Name) && f.Loaded() {
 			k.state.MarkReady(f.Name)
@@ -309,11 +311,6 @@ func (k *Kernel) Close() error {
 	pctx, pcancel := context.WithTimeout(context.Background(), pluginStopTimeout)
 	defer pcancel()
 	perr := k.plugins.close(pctx)
-	k.ocr.close()
+	k.ocr.Close()
 	return errors.Join(perr, k.state.Close())
 }
-
-func (k *Kernel) pid() int { return os.Getpid() }
-
-var _ client.Service = (*Kernel)(nil)
-var _ client.CompletionService = (*Kernel)(nil)

@@ -15,7 +15,7 @@ import (
 func newKernel(t *testing.T) *kernel.Kernel { return newMemKernel(t, memOptions{}).Kernel }
 
 func TestServiceInProcess(t *testing.T) {
-	kerneltest.Run(t, func(t *testing.T) client.Service { return newKernel(t) })
+	kerneltest.Run(t, func(t *testing.T) client.Service { return newKernel(t).Service() })
 }
 
 func TestServiceOverHTTP(t *testing.T) {

@@ -77,7 +77,7 @@ func ingest(t *testing.T, k memKernel, texts ...string) []int64 {
 // currentFacts renders the graph's current triples as "subject predicate object" lines.
 func currentFacts(t *testing.T, k memKernel) []string {
 	t.Helper()
-	page, err := k.Graph(testCtx(t), client.GraphQuery{})
+	page, err := k.Service().Graph(testCtx(t), client.GraphQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 	ids := ingest(t, k, "I live in Berlin these days.", "My sister is called Anna.", "The weather is nice.", "Ok, talk later.")
 
 	// Not idle yet: nothing to cool or distil.
-	rep, err := k.MemoryGC(ctx)
+	rep, err := k.Service().MemoryGC(ctx)
 	if err != nil || rep.Cooled != 0 || rep.Distilled != 0 {
 		t.Fatalf("MemoryGC on a fresh memory = %+v, %v; want nothing done", rep, err)
 	}
@@ -111,7 +111,7 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 		map[string]any{"subject": "owner", "subject_kind": "person", "predicate": "lives in", "object": "Berlin", "object_kind": "place", "sources": []int64{ids[0]}},
 		map[string]any{"subject": "owner", "subject_kind": "person", "predicate": "has sister", "object": "Anna", "object_kind": "person", "sources": []int64{ids[1]}},
 	))
-	rep, err = k.MemoryGC(ctx)
+	rep, err = k.Service().MemoryGC(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 	}
 
 	// A rerun finds nothing new: no duplicate triples.
-	if rep, err := k.MemoryGC(ctx); err != nil || rep.Distilled != 0 || rep.Triples != 0 {
+	if rep, err := k.Service().MemoryGC(ctx); err != nil || rep.Distilled != 0 || rep.Triples != 0 {
 		t.Fatalf("second MemoryGC = %+v, %v; want nothing done", rep, err)
 	}
 
@@ -145,7 +145,7 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 		t.Fatalf("the turn's prompt lacks the recalled fact:\n%s", p)
 	}
 	// The inspector sees what the turn recalled, and a fact's source opens in context.
-	w, err := k.Window(ctx, "main")
+	w, err := k.Service().Window(ctx, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,15 +153,15 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 		!strings.Contains(w.Recall.Facts[0].Text, "owner lives in Berlin") || w.Recall.Facts[0].Score <= 0 {
 		t.Fatalf("window recall = %+v; want the Berlin fact recalled for the last turn", w.Recall)
 	}
-	around, err := k.EventContext(ctx, ids[1], 1)
+	around, err := k.Service().EventContext(ctx, ids[1], 1)
 	if err != nil || len(around) != 3 || around[0].ID != ids[0] || around[1].ID != ids[1] || around[2].ID != ids[2] ||
 		around[1].Content != "My sister is called Anna." {
 		t.Fatalf("EventContext(%d, 1) = %+v, %v; want events %v in order", ids[1], around, err, ids[:3])
 	}
-	if _, err := k.EventContext(ctx, 1<<40, 0); !errors.Is(err, client.ErrNotFound) {
+	if _, err := k.Service().EventContext(ctx, 1<<40, 0); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("EventContext of an unknown event = %v; want ErrNotFound", err)
 	}
-	if _, err := k.EventContext(ctx, ids[0], client.MaxContextRadius+1); !errors.Is(err, client.ErrInvalid) {
+	if _, err := k.Service().EventContext(ctx, ids[0], client.MaxContextRadius+1); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("EventContext with a radius too big = %v; want ErrInvalid", err)
 	}
 
@@ -170,10 +170,10 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 	clock.Advance(73 * time.Hour)
 	fake.Script(factsReply(map[string]any{"subject": "owner", "subject_kind": "person", "predicate": "lives in", "object": "Munich",
 		"object_kind": "place", "sources": []int64{moved[0]}, "replaces": true}))
-	if _, err := k.MemoryGC(ctx); err != nil {
+	if _, err := k.Service().MemoryGC(ctx); err != nil {
 		t.Fatal(err)
 	}
-	page, err := k.Graph(ctx, client.GraphQuery{History: true})
+	page, err := k.Service().Graph(ctx, client.GraphQuery{History: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 	}
 
 	// Forgetting the only source deletes the fact, and it leaves recall.
-	res, err := k.Forget(ctx, []int64{moved[0]})
+	res, err := k.Service().Forget(ctx, []int64{moved[0]})
 	if err != nil || res.Events != 1 || res.Triples != 1 {
 		t.Fatalf("Forget = %+v, %v; want 1 event and 1 triple", res, err)
 	}
@@ -200,7 +200,7 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 			t.Fatalf("a forgotten fact is still current: %q", f)
 		}
 	}
-	hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "moved to Munich"})
+	hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "moved to Munich"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestMemoryGCDistilsRecallsCorrectsAndForgets(t *testing.T) {
 			t.Fatalf("a forgotten event is still recalled: %+v", h)
 		}
 	}
-	if _, err := k.Forget(ctx, []int64{moved[0]}); !errors.Is(err, client.ErrNotFound) {
+	if _, err := k.Service().Forget(ctx, []int64{moved[0]}); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("forgetting it again = %v; want ErrNotFound", err)
 	}
 }
@@ -223,7 +223,7 @@ func TestMemoryGCFallsBackToRules(t *testing.T) {
 	ingest(t, k, "I live in Lisbon.", "I work at Acme Corp.", "bye")
 	clock.Advance(73 * time.Hour)
 	fake.Script(llmtest.Reply{Text: "no JSON here"}, llmtest.Reply{Text: "still none"}, llmtest.Reply{Text: "{}"})
-	rep, err := k.MemoryGC(testCtx(t))
+	rep, err := k.Service().MemoryGC(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestDeclaredSceneFromChannelSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.SettleMemory()
-	scenes, err := k.Scenes(ctx)
+	scenes, err := k.Service().Scenes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,14 +284,14 @@ func TestGraphSceneFilter(t *testing.T) {
 	ingest(t, k, "I work at Acme Corp.", "bye")
 	k.SettleMemory()
 	clock.Advance(73 * time.Hour)
-	if rep, err := k.MemoryGC(ctx); err != nil || rep.Triples == 0 {
+	if rep, err := k.Service().MemoryGC(ctx); err != nil || rep.Triples == 0 {
 		t.Fatalf("MemoryGC = %+v, %v", rep, err)
 	}
-	all, err := k.Graph(ctx, client.GraphQuery{})
+	all, err := k.Service().Graph(ctx, client.GraphQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	scene, err := k.Graph(ctx, client.GraphQuery{Scene: "chan:qq/peer:group_1"})
+	scene, err := k.Service().Graph(ctx, client.GraphQuery{Scene: "chan:qq/peer:group_1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestGraphSceneFilter(t *testing.T) {
 	if len(scene.Entities) != len(all.Entities) {
 		t.Errorf("a scene query lists %d entities, want all %d", len(scene.Entities), len(all.Entities))
 	}
-	if none, err := k.Graph(ctx, client.GraphQuery{Scene: "no such scene"}); err != nil || len(none.Triples) != 0 {
+	if none, err := k.Service().Graph(ctx, client.GraphQuery{Scene: "no such scene"}); err != nil || len(none.Triples) != 0 {
 		t.Fatalf("unknown scene = %d triples, %v; want none", len(none.Triples), err)
 	}
 }
@@ -328,7 +328,7 @@ func TestSceneBoostPrefersTheAskersScene(t *testing.T) {
 	}
 	k.SettleMemory()
 	for _, asker := range []string{"qq-bob", "mail-carol"} {
-		hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "when is the boat trip?", Session: asker, K: 2})
+		hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "when is the boat trip?", Session: asker, K: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,13 +346,13 @@ func TestBackupSecretsOnlyWhenAsked(t *testing.T) {
 	k := newMemKernel(t, memOptions{})
 	ctx := testCtx(t)
 	fake := llmtest.NewServer(t)
-	if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "fake", BaseURL: fake.URL(), Model: "fake-1", APIKey: key}); err != nil {
+	if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "fake", BaseURL: fake.URL(), Model: "fake-1", APIKey: key}); err != nil {
 		t.Fatal(err)
 	}
 	chat(t, k, "main", "remember the blue door")
 
 	var plain, withKeys strings.Builder
-	if err := k.ExportMemory(ctx, client.ExportRequest{Format: client.FormatJSON}, &plain); err != nil {
+	if err := k.Service().ExportMemory(ctx, client.ExportRequest{Format: client.FormatJSON}, &plain); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(plain.String(), key) || strings.Contains(plain.String(), "api_key_sealed") {
@@ -361,7 +361,7 @@ func TestBackupSecretsOnlyWhenAsked(t *testing.T) {
 	if !strings.Contains(plain.String(), "blue door") || !strings.Contains(plain.String(), fake.URL()) {
 		t.Fatalf("the backup lacks the conversation or the provider:\n%.2000s", plain.String())
 	}
-	if err := k.ExportMemory(ctx, client.ExportRequest{Format: client.FormatJSON, IncludeSecrets: true}, &withKeys); err != nil {
+	if err := k.Service().ExportMemory(ctx, client.ExportRequest{Format: client.FormatJSON, IncludeSecrets: true}, &withKeys); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(withKeys.String(), key) {
@@ -369,7 +369,7 @@ func TestBackupSecretsOnlyWhenAsked(t *testing.T) {
 	}
 
 	k2 := newMemKernel(t, memOptions{})
-	rep, err := k2.ImportMemory(ctx, client.FormatJSON, strings.NewReader(withKeys.String()))
+	rep, err := k2.Service().ImportMemory(ctx, client.FormatJSON, strings.NewReader(withKeys.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestBackupSecretsOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("the restored memory is not in the prompt:\n%s", p)
 	}
 	// Into a memory that is not empty: refused, nothing changes.
-	if _, err := k2.ImportMemory(ctx, client.FormatJSON, strings.NewReader(plain.String())); !errors.Is(err, client.ErrInvalid) {
+	if _, err := k2.Service().ImportMemory(ctx, client.FormatJSON, strings.NewReader(plain.String())); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("a second restore = %v; want ErrInvalid (needs an empty memory)", err)
 	}
 }
@@ -413,7 +413,7 @@ func TestChatAttachmentsRefused(t *testing.T) {
 		{"too big", []client.Attachment{{Kind: "audio", Data: make([]byte, client.MaxAttachmentBytes+1)}}, "at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := k.Chat(ctx, client.ChatRequest{Input: "hello", Attachments: tc.atts}, nil)
+			_, err := k.Service().Chat(ctx, client.ChatRequest{Input: "hello", Attachments: tc.atts}, nil)
 			if !errors.Is(err, client.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Chat = %v; want ErrInvalid naming %q", err, tc.want)
 			}
@@ -431,7 +431,7 @@ func TestRulesDistilChineseTopics(t *testing.T) {
 	k := newMemKernel(t, memOptions{WindowTokens: 256, Recent: 1, Clock: clock.Now, Extractor: "rules"})
 	ingest(t, k, "我住在杭州。", "周末我们去西湖划船，看到了很多白鹭。", "好的")
 	clock.Advance(73 * time.Hour)
-	rep, err := k.MemoryGC(testCtx(t))
+	rep, err := k.Service().MemoryGC(testCtx(t))
 	if err != nil || rep.Distilled != 2 || rep.Extractor != "rules" {
 		t.Fatalf("MemoryGC = %+v, %v", rep, err)
 	}

@@ -35,7 +35,7 @@ type Facility struct {
 }
 
 // newEngine builds the memory engine on the kernel's store, clock, log and providers.
-func (k *Kernel) newEngine(deps Deps) (*engine.Engine, error) {
+func newEngine(k *Kernel, deps Deps) (*engine.Engine, error) {
 	mc := k.cfg.Memory
 	return engine.New(engine.Options{
 		Store: deps.Store, Tokens: deps.Tokens, CountTokens: llm.EstimateTokens, Clock: k.clock, Logger: k.log,
@@ -47,17 +47,14 @@ func (k *Kernel) newEngine(deps Deps) (*engine.Engine, error) {
 			defer k.provMu.Unlock()
 			return len(k.providers) > 0
 		},
-		ActiveTurns: k.activeTurns,
+		ActiveTurns: func() int {
+			k.turnMu.Lock()
+			defer k.turnMu.Unlock()
+			return len(k.turns)
+		},
 		Dense: engine.DenseOptions{Models: deps.Embedding.Models, Runtime: deps.Embedding.Runtime, RuntimeErr: deps.Embedding.RuntimeErr,
 			Loading: func() { k.state.Declare(FacilityDense) }, Ready: func() { k.state.MarkReady(FacilityDense) }},
 	})
-}
-
-// activeTurns counts the turns running now.
-func (k *Kernel) activeTurns() int {
-	k.turnMu.Lock()
-	defer k.turnMu.Unlock()
-	return len(k.turns)
 }
 
 // observedStore is the store as the kernel's writers see it: appends also reach the engine.
@@ -120,7 +117,7 @@ func (t coldQueryTool) Run(ctx context.Context, args json.RawMessage) (string, e
 
 // Window implements client.Service: the last window computed for the session, or one computed
 // now (without sinking) for its last user message.
-func (k *Kernel) Window(ctx context.Context, session string) (client.Window, error) {
+func (k memoryRole) Window(ctx context.Context, session string) (client.Window, error) {
 	if strings.TrimSpace(session) == "" {
 		return client.Window{}, invalid("the session id is empty") // as the HTTP API answers
 	}
@@ -150,7 +147,7 @@ func (k *Kernel) Window(ctx context.Context, session string) (client.Window, err
 }
 
 // SearchMemory implements client.Service with the same Recall the agent uses.
-func (k *Kernel) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]client.MemoryHit, error) {
+func (k memoryRole) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]client.MemoryHit, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return nil, invalid("the query is empty")
 	}
@@ -259,7 +256,7 @@ func (k *Kernel) SettleMemory() { k.mem.Settle() }
 
 // MemoryGC implements client.Service: one pass of cooling, distillation and scene decay
 // (memory/engine.Engine.GC).
-func (k *Kernel) MemoryGC(ctx context.Context) (client.GCReport, error) {
+func (k memoryRole) MemoryGC(ctx context.Context) (client.GCReport, error) {
 	r, err := k.mem.GC(ctx)
 	return client.GCReport{Cooled: r.Cooled, Distilled: r.Distilled, Entities: r.Entities, Triples: r.Triples, Confirmed: r.Confirmed,
 		Superseded: r.Superseded, Extractor: r.Extractor, Decayed: r.Decayed, Took: r.Took}, err
@@ -286,7 +283,7 @@ func (c llmCompleter) Complete(ctx context.Context, system, user string, schema 
 }
 
 // gcLoop runs memgc every interval until stop is closed.
-func (k *Kernel) gcLoop(interval time.Duration, stop <-chan struct{}) {
+func gcLoop(k *Kernel, interval time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	ctx, cancel := context.WithCancel(context.Background())

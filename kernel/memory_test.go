@@ -36,7 +36,7 @@ func testCtx(t *testing.T) context.Context {
 func withFake(t *testing.T, k memKernel) *llmtest.Server {
 	t.Helper()
 	fake := llmtest.NewServer(t)
-	if _, err := k.AddProvider(testCtx(t), client.ProviderConfig{Name: "fake", BaseURL: fake.URL(), Model: "fake-1"}); err != nil {
+	if _, err := k.Service().AddProvider(testCtx(t), client.ProviderConfig{Name: "fake", BaseURL: fake.URL(), Model: "fake-1"}); err != nil {
 		t.Fatal(err)
 	}
 	return fake
@@ -45,7 +45,7 @@ func withFake(t *testing.T, k memKernel) *llmtest.Server {
 // chat runs one turn and fails the test on error.
 func chat(t *testing.T, k memKernel, session, input string) client.ChatResult {
 	t.Helper()
-	res, err := k.Chat(testCtx(t), client.ChatRequest{Session: session, Input: input}, nil)
+	res, err := k.Service().Chat(testCtx(t), client.ChatRequest{Session: session, Input: input}, nil)
 	if err != nil {
 		t.Fatalf("Chat(%s, %.40q): %v", session, input, err)
 	}
@@ -68,7 +68,7 @@ func promptText(reqs []llmtest.Recorded, from int) string {
 
 func mustCreate(t *testing.T, k memKernel, s client.Session) {
 	t.Helper()
-	if _, err := k.CreateSession(testCtx(t), s); err != nil {
+	if _, err := k.Service().CreateSession(testCtx(t), s); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -113,7 +113,7 @@ func TestPrivateSecretNeverSurfacesInGroup(t *testing.T) {
 	// control), then unrelated turns sink it to L2, where only coldcontext_query looks.
 	chat(t, k, "main", secret)
 	chat(t, k, "main", "harbour lighthouse photos")
-	w, err := k.Window(ctx, "main")
+	w, err := k.Service().Window(ctx, "main")
 	if err != nil || !strings.Contains(itemsText(w), marker) {
 		t.Fatalf("the main session's window lacks the secret: %+v, %v", w, err)
 	}
@@ -158,7 +158,7 @@ func TestPrivateSecretNeverSurfacesInGroup(t *testing.T) {
 			return promptText(fake.Requests(), n) + res.Text
 		}},
 		{"API search", []viewer{owner, groupFriends, groupOther, public2}, func(t *testing.T, session string) string {
-			hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: question, Session: session, K: client.MaxMemoryK})
+			hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: question, Session: session, K: client.MaxMemoryK})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestPrivateSecretNeverSurfacesInGroup(t *testing.T) {
 			n := len(fake.Requests())
 			fake.Script(coldQuery(question))
 			res := chat(t, k, session, "please search the cold memory")
-			hist, err := k.History(ctx, session, 0)
+			hist, err := k.Service().History(ctx, session, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +195,7 @@ func TestPrivateSecretNeverSurfacesInGroup(t *testing.T) {
 			return b.String() + promptText(fake.Requests(), n)
 		}},
 		{"window", []viewer{owner, groupFriends, groupOther, public2}, func(t *testing.T, session string) string {
-			w, err := k.Window(ctx, session)
+			w, err := k.Service().Window(ctx, session)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +221,7 @@ func TestPrivateSecretNeverSurfacesInGroup(t *testing.T) {
 		}
 	}
 	// The owner's own clients (no session) see every scope.
-	hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "locker", K: client.MaxMemoryK})
+	hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "locker", K: client.MaxMemoryK})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestWindowSinksToL2AndColdQueryBringsBack(t *testing.T) {
 	}
 	for _, tc := range searches {
 		t.Run("search/"+tc.name, func(t *testing.T) {
-			hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "ultramarine tulips", Layer: tc.layer})
+			hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "ultramarine tulips", Layer: tc.layer})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +295,7 @@ func TestWindowSinksToL2AndColdQueryBringsBack(t *testing.T) {
 	}
 	oldest := l1[0]
 	chat(t, k, "main", "tell me more about "+oldest.Content)
-	w, err := k.Window(ctx, "main")
+	w, err := k.Service().Window(ctx, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestWindowSinksToL2AndColdQueryBringsBack(t *testing.T) {
 	// and in the prompt.
 	n = len(fake.Requests())
 	chat(t, k, "main", "ultramarine tulips again")
-	w, err = k.Window(ctx, "main")
+	w, err = k.Service().Window(ctx, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,11 +384,11 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("empty", func(t *testing.T) {
 		for _, in := range []string{"", "   ", "\n\t "} {
-			if _, err := k.Chat(ctx, client.ChatRequest{Input: in}, nil); !errors.Is(err, client.ErrInvalid) {
+			if _, err := k.Service().Chat(ctx, client.ChatRequest{Input: in}, nil); !errors.Is(err, client.ErrInvalid) {
 				t.Errorf("Chat(%q) = %v, want ErrInvalid", in, err)
 			}
 		}
-		if hist, _ := k.History(ctx, "main", 0); len(hist) != 0 {
+		if hist, _ := k.Service().History(ctx, "main", 0); len(hist) != 0 {
 			t.Fatalf("empty input stored: %+v", hist)
 		}
 	})
@@ -420,7 +420,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"Chat", func(t *testing.T, session, input string) int64 {
 			res := chat(t, k, session, input)
-			hist, err := k.History(ctx, session, 0)
+			hist, err := k.Service().History(ctx, session, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -469,7 +469,7 @@ func TestBadInput(t *testing.T) {
 					}
 				}
 				for _, q := range tc.queries {
-					hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: q, Session: session, K: client.MaxMemoryK})
+					hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: q, Session: session, K: client.MaxMemoryK})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -81,7 +81,7 @@ func waitLog(t *testing.T, k memKernel, plugin string, parts ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		lines, err := k.PluginLogs(context.Background(), plugin, 0)
+		lines, err := k.Service().PluginLogs(context.Background(), plugin, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func waitLog(t *testing.T, k memKernel, plugin string, parts ...string) string {
 // toolResult returns the tool result of call id in the session's history.
 func toolResult(t *testing.T, k memKernel, session, id string) client.Message {
 	t.Helper()
-	msgs, err := k.History(testCtx(t), session, 0)
+	msgs, err := k.Service().History(testCtx(t), session, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

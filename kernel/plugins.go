@@ -215,7 +215,7 @@ func toClientPlugin(s host.Status) client.Plugin {
 }
 
 // Plugins implements client.Service.
-func (k *Kernel) Plugins(ctx context.Context) ([]client.Plugin, error) {
+func (k pluginRole) Plugins(ctx context.Context) ([]client.Plugin, error) {
 	st := k.plugins.host.List()
 	out := make([]client.Plugin, 0, len(st))
 	for _, s := range st {
@@ -228,7 +228,7 @@ func (k *Kernel) Plugins(ctx context.Context) ([]client.Plugin, error) {
 }
 
 // AddPlugin implements client.Service: the plugin is stored, then started unless disabled.
-func (k *Kernel) AddPlugin(ctx context.Context, c client.PluginConfig) (client.Plugin, error) {
+func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (client.Plugin, error) {
 	if err := validatePlugin(c); err != nil {
 		return client.Plugin{}, err
 	}
@@ -263,7 +263,7 @@ func (k *Kernel) AddPlugin(ctx context.Context, c client.PluginConfig) (client.P
 
 // PluginAction implements client.Service. Enabling or disabling a stored plugin is remembered;
 // a plugin of the config file is enabled or disabled until the kernel restarts.
-func (k *Kernel) PluginAction(ctx context.Context, name, action string) (client.Plugin, error) {
+func (k pluginRole) PluginAction(ctx context.Context, name, action string) (client.Plugin, error) {
 	p := k.plugins
 	var (
 		st  host.Status
@@ -330,7 +330,7 @@ func (k *Kernel) rememberDisabled(ctx context.Context, name string, disabled boo
 }
 
 // PluginLogs implements client.Service.
-func (k *Kernel) PluginLogs(ctx context.Context, name string, n int) ([]client.LogLine, error) {
+func (k pluginRole) PluginLogs(ctx context.Context, name string, n int) ([]client.LogLine, error) {
 	lines, err := k.plugins.host.Logs(name, n)
 	if err != nil {
 		return nil, hostErr(err)

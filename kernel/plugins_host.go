@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"time"
 
 	"github.com/hologramagent/hologram/plugins/host"
@@ -21,7 +22,7 @@ func (k *Kernel) newPluginHost(reg host.Registry, pub host.Publisher, svc host.S
 		Publisher:  pub,
 		Services:   svc,
 		TurnOf:     turnOf,
-		ImageText:  k.toolImageText,
+		ImageText:  func(ctx context.Context, _ string, data []byte) (string, error) { return k.ocr.ImageText(ctx, data) },
 		Shm:        &host.ShmOptions{},
 		Logger:     k.log,
 		Clock:      k.clock,

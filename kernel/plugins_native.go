@@ -267,7 +267,7 @@ func (s nativeServices) ChannelInput(ctx context.Context, plugin string, in prot
 	if err != nil {
 		return protocol.ChannelInputResult{}, err
 	}
-	k.ocrBlocks(ctx, blocks)
+	k.ocr.Blocks(ctx, blocks)
 	if text == "" {
 		text = "(attachment)"
 	}

@@ -18,9 +18,9 @@ func TestNativeEchoPlugin(t *testing.T) {
 	k := newMemKernel(t, memOptions{})
 	fake := withFake(t, k)
 	ctx := testCtx(t)
-	p, err := k.AddPlugin(ctx, client.PluginConfig{Name: "echo", Dir: buildPlugin(t, "echo", t.TempDir(), nil)})
+	p, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: "echo", Dir: buildPlugin(t, "echo", t.TempDir(), nil)})
 	if err != nil || p.State != "running" {
-		logs, _ := k.PluginLogs(ctx, "echo", 0)
+		logs, _ := k.Service().PluginLogs(ctx, "echo", 0)
 		t.Fatalf("add echo: %+v %v\n%+v", p, err, logs)
 	}
 	waitLog(t, k, "echo", `"msg":"echo started"`, `"shm":true`, `"native":true`)
@@ -67,7 +67,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 		if m := toolResult(t, k, "main", "n1"); m.ToolStatus != "ok" || m.Content != "notified the owner (chat)" {
 			t.Fatalf("notify %+v", m)
 		}
-		msgs, _ := k.History(ctx, "main", 0)
+		msgs, _ := k.Service().History(ctx, "main", 0)
 		found := false
 		for _, m := range msgs {
 			found = found || (m.Role == "assistant" && m.Content == "[echo] Reminder\nwater the plants")
@@ -79,7 +79,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 
 	t.Run("memory stays in the turn's scope", func(t *testing.T) {
 		chat(t, k, "main", "my locker code is 4711, the locker at the gym")
-		if _, err := k.CreateSession(ctx, client.Session{ID: "grp", Channel: "echo", Partner: "group_9", Scope: "group:echo/group_9"}); err != nil {
+		if _, err := k.Service().CreateSession(ctx, client.Session{ID: "grp", Channel: "echo", Partner: "group_9", Scope: "group:echo/group_9"}); err != nil {
 			t.Fatal(err)
 		}
 		fake.Script(callReply("g1", "echo_recall", `{"query":"locker code gym"}`),
@@ -111,7 +111,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 			t.Fatalf("event %+v", ev)
 		}
 		waitLog(t, k, "echo", `"msg":"echo delivered"`, `"partner":"group_1"`, `"text":"PONG hello from the group"`)
-		ss, _ := k.Sessions(ctx)
+		ss, _ := k.Service().Sessions(ctx)
 		var sess client.Session
 		for _, s := range ss {
 			if s.ID == "chan:echo:group_1" {
@@ -131,7 +131,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 	})
 
 	t.Run("paused and resumed reach the plugin; channel input stops", func(t *testing.T) {
-		if err := k.SetPaused(ctx, true); err != nil {
+		if err := k.Service().SetPaused(ctx, true); err != nil {
 			t.Fatal(err)
 		}
 		waitLog(t, k, "echo", `"msg":"echo paused"`)
@@ -140,7 +140,7 @@ func TestNativeEchoPlugin(t *testing.T) {
 		if m := toolResult(t, k, "main", "p1"); m.ToolStatus != "error" || !strings.Contains(m.Content, "the kernel is paused") {
 			t.Fatalf("input while paused: %+v", m)
 		}
-		if err := k.SetPaused(ctx, false); err != nil {
+		if err := k.Service().SetPaused(ctx, false); err != nil {
 			t.Fatal(err)
 		}
 		waitLog(t, k, "echo", `"msg":"echo resumed"`)
@@ -148,10 +148,10 @@ func TestNativeEchoPlugin(t *testing.T) {
 	})
 
 	t.Run("an undeclared capability is an error naming it", func(t *testing.T) {
-		if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "mute", Dir: buildPlugin(t, "echo", t.TempDir(), []string{"hooks", "channels"})}); err != nil {
+		if _, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: "mute", Dir: buildPlugin(t, "echo", t.TempDir(), []string{"hooks", "channels"})}); err != nil {
 			t.Fatal(err)
 		}
-		defer k.PluginAction(ctx, "mute", client.PluginRemove)
+		defer k.Service().PluginAction(ctx, "mute", client.PluginRemove)
 		fake.Script(callReply("u1", "mute__echo_complete", `{"prompt":"hi"}`), llmtest.Reply{Text: "ok"})
 		chat(t, k, "main", "use the muted plugin")
 		m := toolResult(t, k, "main", "u1")

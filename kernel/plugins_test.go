@@ -253,7 +253,7 @@ func TestPluginToolRegistry(t *testing.T) {
 	k, h := pluginKernel(t, testStore(t), config.Default(func(string) string { return "" }), tools, nil)
 	ctx := context.Background()
 	for _, name := range []string{"a", "b"} {
-		if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: name, Command: []string{"node", name + ".js"}}); err != nil {
+		if _, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: name, Command: []string{"node", name + ".js"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -261,7 +261,7 @@ func TestPluginToolRegistry(t *testing.T) {
 	if got := toolSources(k); !mapsEqual(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
-	ps, _ := k.Plugins(ctx)
+	ps, _ := k.Service().Plugins(ctx)
 	if len(ps) != 2 || !slices.Equal(ps[1].Tools, []string{"b__echo", "b__time_now"}) || ps[0].State != "running" {
 		t.Fatalf("plugins %+v", ps)
 	}
@@ -292,13 +292,13 @@ func TestPluginToolRegistry(t *testing.T) {
 		t.Fatalf("run error: %v", err)
 	}
 	// Detaching a plugin removes its tools only; its name is free again for the other plugin.
-	if _, err := k.PluginAction(ctx, "a", client.PluginDisable); err != nil {
+	if _, err := k.Service().PluginAction(ctx, "a", client.PluginDisable); err != nil {
 		t.Fatal(err)
 	}
 	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin"}) {
 		t.Fatalf("after disable: %v", got)
 	}
-	if _, err := k.PluginAction(ctx, "b", client.PluginRestart); err != nil {
+	if _, err := k.Service().PluginAction(ctx, "b", client.PluginRestart); err != nil {
 		t.Fatal(err)
 	}
 	if got := toolSources(k); got["echo"] != "b" {
@@ -348,18 +348,18 @@ func TestPluginManagement(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := k.AddPlugin(ctx, tt.in)
+			_, err := k.Service().AddPlugin(ctx, tt.in)
 			if !errors.Is(err, client.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("AddPlugin(%+v) = %v, want ErrInvalid with %q", tt.in, err, tt.want)
 			}
 		})
 	}
 
-	p, err := k.AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"node", "e.js", "stdio"}, Env: []string{"A=1"}})
+	p, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"node", "e.js", "stdio"}, Env: []string{"A=1"}})
 	if err != nil || p.State != host.StateRunning || p.Kind != "mcp" {
 		t.Fatalf("add: %+v %v", p, err)
 	}
-	if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"x"}}); !errors.Is(err, client.ErrInvalid) {
+	if _, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"x"}}); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("second add: %v", err)
 	}
 	raw, err := store.GetSetting(ctx, "plugin/everything")
@@ -368,7 +368,7 @@ func TestPluginManagement(t *testing.T) {
 	}
 	// A host failure leaves nothing stored.
 	h.addErr = errors.New("spawn failed")
-	if _, err := k.AddPlugin(ctx, client.PluginConfig{Name: "broken", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "spawn failed") {
+	if _, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: "broken", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "spawn failed") {
 		t.Fatalf("failing add: %v", err)
 	}
 	h.addErr = nil
@@ -377,26 +377,26 @@ func TestPluginManagement(t *testing.T) {
 	}
 
 	// Actions and their errors.
-	if _, err := k.PluginAction(ctx, "ghost", client.PluginRestart); !errors.Is(err, client.ErrNotFound) {
+	if _, err := k.Service().PluginAction(ctx, "ghost", client.PluginRestart); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("restart ghost: %v", err)
 	}
-	if _, err := k.PluginAction(ctx, "everything", "explode"); !errors.Is(err, client.ErrInvalid) {
+	if _, err := k.Service().PluginAction(ctx, "everything", "explode"); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("unknown action: %v", err)
 	}
-	if _, err := k.PluginAction(ctx, "fs", client.PluginRemove); !errors.Is(err, client.ErrInvalid) || !strings.Contains(err.Error(), "remove it there") {
+	if _, err := k.Service().PluginAction(ctx, "fs", client.PluginRemove); !errors.Is(err, client.ErrInvalid) || !strings.Contains(err.Error(), "remove it there") {
 		t.Fatalf("remove a config plugin: %v", err)
 	}
-	if p, err := k.PluginAction(ctx, "everything", client.PluginDisable); err != nil || p.State != host.StateDisabled {
+	if p, err := k.Service().PluginAction(ctx, "everything", client.PluginDisable); err != nil || p.State != host.StateDisabled {
 		t.Fatalf("disable: %+v %v", p, err)
 	}
 	if raw, _ := store.GetSetting(ctx, "plugin/everything"); !strings.Contains(raw, `"disabled":true`) {
 		t.Fatalf("disable not remembered: %q", raw)
 	}
-	lines, err := k.PluginLogs(ctx, "everything", 2)
+	lines, err := k.Service().PluginLogs(ctx, "everything", 2)
 	if err != nil || len(lines) != 2 || lines[1].Line != "three" {
 		t.Fatalf("logs %+v %v", lines, err)
 	}
-	if _, err := k.PluginLogs(ctx, "ghost", 0); !errors.Is(err, client.ErrNotFound) {
+	if _, err := k.Service().PluginLogs(ctx, "ghost", 0); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("logs ghost: %v", err)
 	}
 
@@ -406,7 +406,7 @@ func TestPluginManagement(t *testing.T) {
 	if len(h2.added) != 3 || h2.added[2].Name != "everything" || !h2.added[2].Disabled || h2.added[2].Env[0] != "A=1" {
 		t.Fatalf("restart added %+v", h2.added)
 	}
-	if p, err := k2.PluginAction(ctx, "everything", client.PluginRemove); err != nil || p.Name != "everything" {
+	if p, err := k2.Service().PluginAction(ctx, "everything", client.PluginRemove); err != nil || p.Name != "everything" {
 		t.Fatalf("remove: %+v %v", p, err)
 	}
 	if _, err := store.GetSetting(ctx, "plugin/everything"); err == nil {
@@ -575,7 +575,7 @@ func TestNativeHooksAndPause(t *testing.T) {
 	h.pauseCh = make(chan bool, 4)
 	h.mu.Unlock()
 	for _, paused := range []bool{true, false} {
-		if err := k.SetPaused(context.Background(), paused); err != nil {
+		if err := k.Service().SetPaused(context.Background(), paused); err != nil {
 			t.Fatal(err)
 		}
 		select {

@@ -89,7 +89,7 @@ func (k *Kernel) reloadProviders(ctx context.Context) error {
 }
 
 // Providers implements client.Service.
-func (k *Kernel) Providers(ctx context.Context) ([]client.Provider, error) {
+func (k providerRole) Providers(ctx context.Context) ([]client.Provider, error) {
 	k.provMu.Lock()
 	defer k.provMu.Unlock()
 	out := make([]client.Provider, 0, len(k.providers))
@@ -104,7 +104,7 @@ func toClientProvider(p ProviderSettings) client.Provider {
 }
 
 // AddProvider implements client.Service.
-func (k *Kernel) AddProvider(ctx context.Context, p client.ProviderConfig) (client.Provider, error) {
+func (k providerRole) AddProvider(ctx context.Context, p client.ProviderConfig) (client.Provider, error) {
 	p.BaseURL = strings.TrimRight(strings.TrimSpace(p.BaseURL), "/")
 	p.Model = strings.TrimSpace(p.Model)
 	p.APIKey = strings.TrimSpace(p.APIKey)
@@ -147,7 +147,7 @@ func (k *Kernel) AddProvider(ctx context.Context, p client.ProviderConfig) (clie
 }
 
 // RemoveProvider implements client.Service.
-func (k *Kernel) RemoveProvider(ctx context.Context, name string) error {
+func (k providerRole) RemoveProvider(ctx context.Context, name string) error {
 	if err := k.store.DeleteSetting(ctx, providerPrefix+name); err != nil {
 		if errors.Is(err, memory.ErrNotFound) {
 			return fmt.Errorf("%w: no provider named %q", client.ErrNotFound, name)
@@ -193,7 +193,7 @@ func (k *Kernel) resolveProvider(model string) (llm.Provider, error) {
 }
 
 // Models implements client.CompletionService: the model of every provider, deduplicated.
-func (k *Kernel) Models(ctx context.Context) ([]string, error) {
+func (k completionRole) Models(ctx context.Context) ([]string, error) {
 	k.provMu.Lock()
 	defer k.provMu.Unlock()
 	seen := map[string]bool{}

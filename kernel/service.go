@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -52,17 +53,17 @@ func mapErr(err error) error {
 }
 
 // Health implements client.Service.
-func (k *Kernel) Health(ctx context.Context) (client.Health, error) {
+func (k systemRole) Health(ctx context.Context) (client.Health, error) {
 	return client.Health{OK: true, Version: Version, Ready: k.state.Complete()}, nil
 }
 
 // Status implements client.Service.
-func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
+func (k systemRole) Status(ctx context.Context) (client.Status, error) {
 	sessions, err := k.store.ListSessions(ctx)
 	if err != nil {
 		return client.Status{}, mapErr(err)
 	}
-	k.markLazy()
+	markLazy(k.Kernel)
 	snap := k.state.Snapshot()
 	k.provMu.Lock()
 	np := len(k.providers)
@@ -73,7 +74,7 @@ func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
 	emb := k.embeddingStatus()
 	return client.Status{
 		Version:     Version,
-		PID:         k.pid(),
+		PID:         os.Getpid(),
 		DataDir:     k.cfg.DataDir,
 		Socket:      k.cfg.Socket,
 		Started:     k.started,
@@ -89,7 +90,7 @@ func (k *Kernel) Status(ctx context.Context) (client.Status, error) {
 }
 
 // Chat implements client.Service: one agent turn, streamed through emit.
-func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
+func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	input := strings.TrimSpace(sanitize(req.Input))
 	if input == "" {
 		return client.ChatResult{}, invalid("input is empty")
@@ -122,7 +123,7 @@ func (k *Kernel) Chat(ctx context.Context, req client.ChatRequest, emit func(cli
 	if err != nil {
 		return client.ChatResult{}, err
 	}
-	k.ocrBlocks(ctx, blocks)
+	k.ocr.Blocks(ctx, blocks)
 	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
 		Blocks: blocks}, emit)
 }
@@ -234,7 +235,7 @@ func (k *Kernel) publish(typ string, payload map[string]any) {
 }
 
 // Cancel implements client.Service.
-func (k *Kernel) Cancel(ctx context.Context, turnID string) error {
+func (k chatRole) Cancel(ctx context.Context, turnID string) error {
 	k.turnMu.Lock()
 	t := k.turns[turnID]
 	k.turnMu.Unlock()
@@ -251,7 +252,7 @@ func toClientSession(s memory.Session) client.Session {
 }
 
 // Sessions implements client.Service.
-func (k *Kernel) Sessions(ctx context.Context) ([]client.Session, error) {
+func (k sessionRole) Sessions(ctx context.Context) ([]client.Session, error) {
 	ss, err := k.store.ListSessions(ctx)
 	if err != nil {
 		return nil, mapErr(err)
@@ -264,7 +265,7 @@ func (k *Kernel) Sessions(ctx context.Context) ([]client.Session, error) {
 }
 
 // CreateSession implements client.Service.
-func (k *Kernel) CreateSession(ctx context.Context, s client.Session) (client.Session, error) {
+func (k sessionRole) CreateSession(ctx context.Context, s client.Session) (client.Session, error) {
 	if s.ID == "" {
 		s.ID = newID("s")
 	}
@@ -302,7 +303,7 @@ func (k *Kernel) ensureSession(ctx context.Context, id, title string) (memory.Se
 }
 
 // SetInstructions implements client.Service.
-func (k *Kernel) SetInstructions(ctx context.Context, id string, in client.Instructions) (client.Session, error) {
+func (k sessionRole) SetInstructions(ctx context.Context, id string, in client.Instructions) (client.Session, error) {
 	s, err := k.store.GetSession(ctx, id)
 	if err != nil {
 		return client.Session{}, mapErr(err)
@@ -316,7 +317,7 @@ func (k *Kernel) SetInstructions(ctx context.Context, id string, in client.Instr
 }
 
 // History implements client.Service.
-func (k *Kernel) History(ctx context.Context, id string, limit int) ([]client.Message, error) {
+func (k sessionRole) History(ctx context.Context, id string, limit int) ([]client.Message, error) {
 	if _, err := k.store.GetSession(ctx, id); err != nil {
 		return nil, mapErr(err)
 	}
@@ -340,7 +341,7 @@ func (k *Kernel) History(ctx context.Context, id string, limit int) ([]client.Me
 }
 
 // Tools implements client.Service.
-func (k *Kernel) Tools(ctx context.Context) ([]client.Tool, error) {
+func (k pluginRole) Tools(ctx context.Context) ([]client.Tool, error) {
 	ts := k.agent.Tools()
 	out := make([]client.Tool, 0, len(ts))
 	for _, t := range ts {

@@ -71,7 +71,7 @@ func seedStarMemory(t *testing.T, in *install, providerURL string) (entities, tr
 	defer k.Close()
 	corpus := memtest.Synth(memtest.SynthOptions{Events: starFixtureEvents, Seed: 11, Sessions: 12})
 	for _, s := range corpus.Sessions {
-		if _, err := k.CreateSession(ctx, client.Session{ID: s.ID, Title: s.Title, Channel: s.Channel, Partner: s.Partner,
+		if _, err := k.Service().CreateSession(ctx, client.Session{ID: s.ID, Title: s.Title, Channel: s.Channel, Partner: s.Partner,
 			Scope: s.Scope.String()}); err != nil {
 			t.Fatal(err)
 		}
@@ -96,16 +96,16 @@ func seedStarMemory(t *testing.T, in *install, providerURL string) (entities, tr
 	if err := store.SetLayer(ctx, ids[:len(ids)-40], mem3.LayerL2); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := k.MemoryGC(ctx)
+	rep, err := k.Service().MemoryGC(ctx)
 	if err != nil || rep.Triples == 0 {
 		t.Fatalf("distilling the fixture: %+v, %v", rep, err)
 	}
 	t.Logf("fixture: %d events in %d sessions; memory GC %+v", len(corpus.Events), len(corpus.Sessions), rep)
-	if _, err := k.AddProvider(ctx, client.ProviderConfig{Name: "local", BaseURL: providerURL, Model: "m"}); err != nil {
+	if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "local", BaseURL: providerURL, Model: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	for after := ""; ; {
-		p, err := k.Graph(ctx, client.GraphQuery{After: after, Limit: client.MaxGraphLimit})
+		p, err := k.Service().Graph(ctx, client.GraphQuery{After: after, Limit: client.MaxGraphLimit})
 		if err != nil {
 			t.Fatal(err)
 		}

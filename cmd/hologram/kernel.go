@@ -35,7 +35,7 @@ func startKernel(ctx context.Context, cfg config.Config, env func(string) string
 	if err != nil {
 		return nil, nil, err
 	}
-	return d.Kernel, func() {
+	return d.Kernel.Service(), func() {
 		if err := d.Stop(); err != nil {
 			slog.Warn("stopping the kernel", "err", err)
 		}

@@ -153,7 +153,7 @@ func benchLocomo(ctx context.Context, file string, out io.Writer) (locomoReport,
 			return locomoReport{}, err
 		}
 		session := "locomo:" + s.SampleID
-		if _, err := k.CreateSession(ctx, client.Session{ID: session, Title: s.SampleID, Channel: "locomo", Scope: "group:" + s.SampleID}); err != nil {
+		if _, err := k.Service().CreateSession(ctx, client.Session{ID: session, Title: s.SampleID, Channel: "locomo", Scope: "group:" + s.SampleID}); err != nil {
 			return locomoReport{}, err
 		}
 		n, d, err := ingestLocomo(ctx, k, session, s)

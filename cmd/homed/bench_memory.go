@@ -113,7 +113,7 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 	queries := corpus.Queries(nQueries, memoryBenchSeed+1)
 	warm := corpus.Queries(20, memoryBenchSeed+2)
 	for _, s := range corpus.Sessions {
-		if _, err := k.CreateSession(ctx, client.Session{ID: s.ID, Title: s.Title, Channel: s.Channel, Partner: s.Partner,
+		if _, err := k.Service().CreateSession(ctx, client.Session{ID: s.ID, Title: s.Title, Channel: s.Channel, Partner: s.Partner,
 			Scope: s.Scope.String()}); err != nil {
 			return memoryReport{}, err
 		}

@@ -467,4 +467,5 @@ func (s *Store) Partners(ctx context.Context) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
 var _ memory.Memory = (*Store)(nil)

@@ -112,7 +112,7 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 			return nil, err
 		}
 	}
-	d.srv = api.New(d.Kernel, api.Options{Logger: log, Token: token, MaxBodyBytes: cfg.API.MaxBodyBytes, AllowedOrigins: cfg.API.AllowedOrigins, Version: kernel.Version})
+	d.srv = api.New(d.Kernel.Service(), api.Options{Logger: log, Token: token, MaxBodyBytes: cfg.API.MaxBodyBytes, AllowedOrigins: cfg.API.AllowedOrigins, Version: kernel.Version})
 	var sctx context.Context
 	sctx, d.stopServing = context.WithCancel(context.WithoutCancel(ctx))
 	unixLn, err := d.srv.ListenUnix(ctx, cfg.Socket)

@@ -38,7 +38,7 @@ func TestCalendarUnderTheRealKernel(t *testing.T) {
 	fake := k.AddModel(t)
 	sub := k.Bus().Subscribe(kernel.EventOwnerNotification, kernel.EventKernelResumed)
 	defer sub.Close()
-	if err := k.SetPaused(ctx, true); err != nil {
+	if err := k.Service().SetPaused(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	k.RunPlugin(t, "calendar", hosttest.Build(t), "XDG_DATA_HOME="+xdg, "HOLOGRAM_CALENDAR_TZ=UTC")
@@ -50,7 +50,7 @@ func TestCalendarUnderTheRealKernel(t *testing.T) {
 	if m := k.ToolResult(t, "main", "l1"); m.ToolStatus != "ok" || !strings.Contains(m.Content, "Missed standup [reminder] (id m1)") {
 		t.Fatalf("calendar_list: %+v", m)
 	}
-	if err := k.SetPaused(ctx, false); err != nil {
+	if err := k.Service().SetPaused(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	if ev := hosttest.NextEvent(t, sub); ev.Type != kernel.EventKernelResumed {
@@ -76,7 +76,7 @@ func TestCalendarUnderTheRealKernel(t *testing.T) {
 	if time.Now().Before(at) {
 		t.Fatalf("the reminder due at %s arrived early, at %s", at, time.Now().UTC())
 	}
-	msgs, err := k.History(ctx, "main", 0)
+	msgs, err := k.Service().History(ctx, "main", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

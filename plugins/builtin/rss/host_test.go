@@ -44,7 +44,7 @@ func TestRSSUnderTheRealKernel(t *testing.T) {
 	k.RunPlugin(t, "rss", hosttest.Build(t), "XDG_DATA_HOME="+xdg, EnvAllow+"=127.0.0.1", EnvInitial+"=2")
 	k.WaitLog(t, "rss", `"msg":"feed fetched"`, `"new":2`, `"llm":0`)
 
-	hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "lighthouse restoration north pier"})
+	hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "lighthouse restoration north pier"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +58,10 @@ func TestRSSUnderTheRealKernel(t *testing.T) {
 		!strings.Contains(found.Content, "\nExcerpt: The lighthouse on the north pier reopened on Tuesday after two years of restoration work.") {
 		t.Fatalf("recall of the feed item: %+v (all: %+v)", found, hits)
 	}
-	if _, err := k.CreateSession(ctx, client.Session{ID: "grp", Channel: "qq", Partner: "group_1", Scope: "group:qq/group_1"}); err != nil {
+	if _, err := k.Service().CreateSession(ctx, client.Session{ID: "grp", Channel: "qq", Partner: "group_1", Scope: "group:qq/group_1"}); err != nil {
 		t.Fatal(err)
 	}
-	if hits, err := k.SearchMemory(ctx, client.MemoryQuery{Text: "lighthouse restoration north pier", Session: "grp"}); err != nil || len(hits) != 0 {
+	if hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "lighthouse restoration north pier", Session: "grp"}); err != nil || len(hits) != 0 {
 		t.Fatalf("a group's view recalled the owner's feed items: %+v %v", hits, err)
 	}
 
@@ -75,7 +75,7 @@ func TestRSSUnderTheRealKernel(t *testing.T) {
 	if result := k.ToolResult(t, "main", "s1").Content; !strings.HasPrefix(result, "subscribed to Tidal Notes ("+srv.URL+"/blog.atom), fetched every 1h0m0s: 2 new items stored in memory (2 summarised by the model") {
 		t.Fatalf("rss_subscribe result %q", result)
 	}
-	hits, err = k.SearchMemory(ctx, client.MemoryQuery{Text: "spring tides equinoxes"})
+	hits, err = k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "spring tides equinoxes"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,7 +141,7 @@ func serveAPI(t testing.TB, k *kernel.Kernel) *client.HTTP {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "run", "k.sock")
-	srv := api.New(k, api.Options{})
+	srv := api.New(k.Service(), api.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	ln, err := srv.ListenUnix(ctx, sock)
 	if err != nil {
@@ -167,7 +167,7 @@ func (k *Kernel) Service() client.Service {
 	if k.API != nil {
 		return k.API
 	}
-	return k.Kernel
+	return k.Kernel.Service()
 }
 
 // Context returns a context that ends with the test, or after two minutes.
