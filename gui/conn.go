@@ -460,6 +460,11 @@ func (r *reporting) MemoryGC(ctx context.Context) (client.GCReport, error) {
 	r.c.Report(err)
 	return v, err
 }
+func (r *reporting) CoolAll(ctx context.Context, progress func(client.GCProgress)) (client.GCReport, error) {
+	v, err := r.s.CoolAll(ctx, progress)
+	r.c.Report(err)
+	return v, err
+}
 func (r *reporting) ExportMemory(ctx context.Context, req client.ExportRequest, w io.Writer) error {
 	err := r.s.ExportMemory(ctx, req, w)
 	r.c.Report(err)

@@ -96,7 +96,10 @@ func (m *mem) cool(ctx context.Context) (int, error) {
 
 // distiller builds the distiller for a pass: the LLM extractor when configured (and, in "auto",
 // when a provider is set), with the rules as fallback; the rules alone otherwise.
-func (m *mem) distiller() (*graph.Distiller, error) {
+func (m *mem) distiller() (*graph.Distiller, error) { return m.distillerWith(nil) }
+
+// distillerWith is distiller with its options adjusted by adjust (nil: none).
+func (m *mem) distillerWith(adjust func(*graph.Options)) (*graph.Distiller, error) {
 	cfg := m.k.cfg.Memory
 	var ex graph.Extractor
 	switch cfg.Extractor {
@@ -111,8 +114,12 @@ func (m *mem) distiller() (*graph.Distiller, error) {
 		}
 	}
 	rules := graph.NewRules(graph.RulesOptions{Keywords: m.keywords})
-	return graph.NewDistiller(graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.k.clock,
-		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle.Duration, Log: m.k.log})
+	o := graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.k.clock,
+		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle.Duration, Log: m.k.log}
+	if adjust != nil {
+		adjust(&o)
+	}
+	return graph.NewDistiller(o)
 }
 
 // keywords are the rules extractor's Chinese topics: the text's jieba words of two or more

@@ -34,6 +34,7 @@ type MemoryStore interface {
 	memory.SceneStore
 	backup.Source
 	backup.Sink
+	backup.ChatSink
 }
 
 // Facility is a heavy asset (jieba, WordNet…) on the kernel's readiness bus. An eager one loads
