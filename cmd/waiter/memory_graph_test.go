@@ -557,7 +557,7 @@ func TestMemoryImport(t *testing.T) {
 		{args: []string{"memory", "import", "--format", "json", backup}, wantCode: 1, wantErr: "import json: memory is not empty (HTTP 400)",
 			wantReq: "POST /api/v1/memory/import?format=json"},
 		{args: []string{"memory", "import", "--format", "markdown", backup}, wantCode: 2, wantErr: "markdown is an export format only"},
-		{args: []string{"memory", "import", "--format", "xml", backup}, wantCode: 2, wantErr: `--format must be json or jsonl, got "xml"`},
+		{args: []string{"memory", "import", "--format", "xml", backup}, wantCode: 2, wantErr: `--format must be json, jsonl, chatgpt or openwebui, got "xml"`},
 		{args: []string{"memory", "import"}, wantCode: 2, wantErr: "usage: waiter memory import [--format json|jsonl] FILE|-"},
 		{args: []string{"memory", "import", filepath.Join(dir, "nope.json")}, wantCode: 1, wantErr: "no such file or directory"},
 	})
