@@ -247,8 +247,8 @@ func writeBigExport(t *testing.T, path string, size int64) (convs, msgs int) {
 	bw := bufio.NewWriterSize(f, 1<<20)
 	cw := &countWriter{w: bw}
 	io.WriteString(cw, "[")
-	en := strings.Repeat("the quick brown fox jumps over the lazy dog while we talk about gardens, ", 12)
-	zh := strings.Repeat("我们今天在花园里聊天，讨论种花和种菜的方法。", 8)
+	en := strings.Repeat("the quick brown fox jumps over the lazy dog while we talk about gardens, ", 60)
+	zh := strings.Repeat("我们今天在花园里聊天，讨论种花和种菜的方法。", 40)
 	for i := 0; cw.n < size; i++ {
 		turns := make([][2]string, 10)
 		for j := range turns {
