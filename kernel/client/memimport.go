@@ -17,7 +17,7 @@ import (
 // Chat history imports and cooling everything at once: the client side.
 
 // GCProgress is how far a [MemoryAdmin.CoolAll] is: Phase "cooling" (Done of Total sessions)
-// then "distilling" (Done events so far; Total is the cold events there were when it began).
+// then "distilling" (Done events so far; Total is 0, unknown).
 type GCProgress struct {
 	Phase string `json:"phase"`
 	Done  int    `json:"done"`
