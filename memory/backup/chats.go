@@ -151,13 +151,20 @@ type FileError struct {
 	Format string
 	Offset int64
 	Err    error
-	// Imported is how many conversations were read before (and stored, or refused).
+	// Before is how many conversations were read before it (stored, or refused); the one it
+	// breaks is not stored.
 	Before int
 }
 
 func (e *FileError) Error() string {
-	return fmt.Sprintf("%s import: at byte %d: %v (%d conversations before it were read; the one it breaks is not stored)",
-		e.Format, e.Offset, e.Err, e.Before)
+	msg := fmt.Sprintf("%s import: at byte %d: %v", e.Format, e.Offset, e.Err)
+	switch {
+	case e.Before == 1:
+		msg += " (the conversation before it was read and kept; a re-import adds only what is missing)"
+	case e.Before > 1:
+		msg += fmt.Sprintf(" (the %d conversations before it were read and kept; a re-import adds only what is missing)", e.Before)
+	}
+	return msg
 }
 
 func (e *FileError) Unwrap() error { return e.Err }

@@ -82,9 +82,7 @@ func (s *Store) ImportConversation(ctx context.Context, sess memory.Session, evs
 		if err != nil {
 			return nil, false, fmt.Errorf("import conversation %q: %w", sess.ID, err)
 		}
-		if len(now) > len(have) { // another import got there first
-			b.keep(func(e memory.Event) bool { return !now[e.Meta[backup.MetaImportID]] })
-		}
+		b.keep(func(e memory.Event) bool { return !now[e.Meta[backup.MetaImportID]] }) // another import may have got there first
 	}
 	if len(b.out) > 0 {
 		if err := s.insertAppend(ctx, tx, b); err != nil {
