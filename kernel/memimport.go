@@ -147,3 +147,5 @@ func (m *mem) coolSession(ctx context.Context, session string) (int, error) {
 	delete(m.windows, session)
 	return len(ids), nil
 }
+
+var _ backup.ChatSink = chatSink{}

@@ -133,10 +133,10 @@ func TestImportChatHistoriesEndToEnd(t *testing.T) {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
 
-	// The same conversations as conversations.json: nothing new.
+	// The same conversations as conversations.json (its name says the format): nothing new.
 	jsonPath := filepath.Join(dir, "conversations.json")
 	os.WriteFile(jsonPath, raw, 0o600)
-	stdout, stderr, code = e.waiter("", nil, "memory", "import", "--format", "chatgpt", jsonPath)
+	stdout, stderr, code = e.waiter("", nil, "memory", "import", jsonPath)
 	if code != 0 || !strings.Contains(stdout, "read 2 conversations: 0 imported, 2 unchanged") || !strings.Contains(stdout, "stored 0 new sessions, 0 messages and 0 blocks; 6 messages were there already") {
 		t.Fatalf("re-import: exit %d: %s%s", code, stdout, stderr)
 	}

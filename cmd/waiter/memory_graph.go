@@ -895,7 +895,7 @@ func safeEntryName(name string) (string, error) {
 
 func (a *app) memoryImport(ctx context.Context, args []string) error {
 	fs := newFlags("memory import")
-	format := fs.String("format", "", "json (a full backup, into an empty memory) or jsonl (MCP memory server, merged); default: by the file's extension, else json")
+	format := fs.String("format", "", "json (a full backup, into an empty memory), jsonl (MCP memory server, merged), chatgpt or openwebui (chat histories, merged); default: jsonl for .jsonl, chatgpt for .zip and conversations.json, else json")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parse(fs, args, true)
 	if err != nil {
@@ -907,8 +907,11 @@ func (a *app) memoryImport(ctx context.Context, args []string) error {
 	f := *format
 	if f == "" {
 		f = client.FormatJSON
-		if ext := strings.ToLower(filepath.Ext(pos[0])); ext == ".jsonl" || ext == ".ndjson" {
+		switch ext := strings.ToLower(filepath.Ext(pos[0])); {
+		case ext == ".jsonl" || ext == ".ndjson":
 			f = client.FormatJSONL
+		case ext == ".zip" || filepath.Base(pos[0]) == "conversations.json":
+			f = client.FormatChatGPT // a ChatGPT export
 		}
 	}
 	switch f {
