@@ -25,8 +25,22 @@ const importLogEvery = 10 * time.Second
 func (k *Kernel) importChats(ctx context.Context, m *mem, format string, r io.Reader) (client.ImportReport, error) {
 	t0 := time.Now()
 	last := t0
+	ocrOff := false
 	rep, err := backup.ImportChats(ctx, chatSink{m}, format, r, backup.ChatOptions{
-		Prepare: func(e *memory.Event) { e.Tokens = llm.EstimateTokens(e.Content) },
+		Prepare: func(ctx context.Context, e *memory.Event) {
+			e.Tokens = llm.EstimateTokens(e.Content)
+			if len(e.Blocks) == 0 || ocrOff {
+				return
+			}
+			// An inline image is found by its words, as an attachment is; without OCR, say so
+			// once rather than once per image.
+			if _, err := k.ocr.engine(); err != nil {
+				ocrOff = true
+				k.log.Warn("memory import: images are kept without their text", "format", format, "err", err)
+				return
+			}
+			k.ocrBlocks(ctx, e.Blocks)
+		},
 		Progress: func(p backup.ChatProgress) {
 			if time.Since(last) >= importLogEvery {
 				last = time.Now()
@@ -67,6 +81,11 @@ func (s chatSink) ImportConversation(ctx context.Context, sess memory.Session, e
 		s.m.appended(stored)
 	}
 	return stored, created, err
+}
+
+// ImportedIDs implements backup.ChatSink.
+func (s chatSink) ImportedIDs(ctx context.Context, session string) (map[string]bool, error) {
+	return s.m.store.ImportedIDs(ctx, session)
 }
 
 // CoolAll implements client.Service: every L1 event of every session sinks to L2 now, idle or

@@ -5,6 +5,7 @@ package main
 import (
 	"archive/zip"
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -321,5 +322,44 @@ func TestImport200MBBoundedRSS(t *testing.T) {
 	t.Logf("imported %d MB in %v: waiter peak RSS %d MB, homed peak RSS %d MB", size>>20, took, waiterPeak>>20, homedPeak>>20)
 	if waiterPeak > limit || homedPeak > limit {
 		t.Errorf("peak RSS: waiter %d MB, homed %d MB; want both ≤ %d MB", waiterPeak>>20, homedPeak>>20, limit>>20)
+	}
+}
+
+// TestImportedImageIsRead: an inline image of an Open WebUI chat becomes an image block whose
+// text OCR reads (as an attachment's is), so recall finds the message by the words in it.
+func TestImportedImageIsRead(t *testing.T) {
+	for _, asset := range []string{"../../build/onnxruntime/libonnxruntime.so.1", "../../build/models/ocr/ppocr_keys_v1.txt"} {
+		if _, err := os.Stat(asset); err != nil {
+			if os.Getenv("HOLOGRAM_CI") == "1" {
+				t.Fatalf("%v: run `make assets`", err)
+			}
+			t.Skipf("%v: run `make assets`", err)
+		}
+	}
+	e := newEnv(t)
+	e.start()
+	png := textPNG(t, "Boarding pass gate B22", "Flight to Kyoto")
+	chat := []any{map[string]any{"id": "trip", "title": "Trip", "created_at": 1709290000, "chat": map[string]any{
+		"history": map[string]any{"currentId": "m2", "messages": map[string]any{
+			"m1": map[string]any{"id": "m1", "parentId": nil, "role": "user", "content": "Keep this for me.", "timestamp": 1709290000,
+				"files": []any{map[string]any{"type": "image", "url": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}}},
+			"m2": map[string]any{"id": "m2", "parentId": "m1", "role": "assistant", "content": "Kept.", "timestamp": 1709290001},
+		}}}}}
+	path := filepath.Join(t.TempDir(), "chats.json")
+	writeJSONFile(t, path, chat)
+	var rep client.ImportReport
+	e.waiterJSON(&rep, "memory", "import", "--format", "openwebui", "--json", path)
+	if rep.Events != 2 || rep.Blocks != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	var hist []client.Message
+	e.waiterJSON(&hist, "history", "--session", "openwebui-trip", "--json")
+	if len(hist) != 2 || len(hist[0].Blocks) != 1 || !strings.Contains(hist[0].Blocks[0].Text, "Kyoto") {
+		t.Fatalf("history %+v: want the image block with its text", hist)
+	}
+	var hits []client.MemoryHit
+	e.waiterJSON(&hits, "memory", "search", "--json", "kyoto boarding pass")
+	if len(hits) == 0 || hits[0].ID != hist[0].ID {
+		t.Fatalf("recall by the image's words = %+v; want message %d", hits, hist[0].ID)
 	}
 }

@@ -90,15 +90,18 @@ type ChatSink interface {
 	// session does not hold yet are appended in order. It returns the events it stored. Every
 	// event must belong to sess and carry a MetaImportID. created says whether the session is new.
 	ImportConversation(ctx context.Context, sess memory.Session, evs []memory.Event) (stored []memory.Event, created bool, err error)
+	// ImportedIDs returns the MetaImportID of every event a session holds (none for an
+	// unknown session): the import prepares only the messages not stored yet.
+	ImportedIDs(ctx context.Context, session string) (map[string]bool, error)
 }
 
 // ChatOptions configures [ImportChats]. The zero value is usable.
 type ChatOptions struct {
 	// Progress, when set, is called after each conversation (from the importing goroutine).
 	Progress func(ChatProgress)
-	// Prepare, when set, is called on each event before it is stored (the kernel counts its
-	// tokens).
-	Prepare func(*memory.Event)
+	// Prepare, when set, is called on each event not stored yet, before it is stored (the
+	// kernel counts its tokens and reads its images' text).
+	Prepare func(context.Context, *memory.Event)
 	// MaxConversation bounds one conversation's JSON text (0: MaxConversationBytes).
 	MaxConversation int64
 }
@@ -298,23 +301,33 @@ func (rep *ChatReport) refuse(r Refusal) {
 // store turns a conversation into a session and events and hands them to sink.
 func (rep *ChatReport) store(ctx context.Context, sink ChatSink, format string, c conv, opts ChatOptions) error {
 	sess := memory.Session{ID: format + "-" + c.id, Title: c.title, Channel: format, Created: c.created, Updated: c.updated}
+	if sess.Created.IsZero() && len(c.msgs) > 0 {
+		sess.Created = c.msgs[0].t
+	}
+	if sess.Updated.IsZero() {
+		sess.Updated = sess.Created
+	}
+	var have map[string]bool
+	if len(c.msgs) > 0 {
+		var err error
+		if have, err = sink.ImportedIDs(ctx, sess.ID); err != nil {
+			return err
+		}
+	}
 	evs := make([]memory.Event, 0, len(c.msgs))
 	for _, m := range c.msgs {
+		if have[m.id] {
+			continue
+		}
 		e := memory.Event{Session: sess.ID, Time: m.t, Role: m.role, Content: m.text, Channel: format, Blocks: m.blocks,
 			Meta: map[string]string{MetaImport: format, MetaImportID: m.id}}
 		if m.model != "" {
 			e.Meta["model"] = m.model
 		}
 		if opts.Prepare != nil {
-			opts.Prepare(&e)
+			opts.Prepare(ctx, &e)
 		}
 		evs = append(evs, e)
-	}
-	if sess.Created.IsZero() && len(evs) > 0 {
-		sess.Created = evs[0].Time
-	}
-	if sess.Updated.IsZero() {
-		sess.Updated = sess.Created
 	}
 	for reason, n := range c.skipped {
 		if rep.Skipped == nil {
@@ -322,8 +335,13 @@ func (rep *ChatReport) store(ctx context.Context, sink ChatSink, format string, 
 		}
 		rep.Skipped[reason] += n
 	}
-	if len(evs) == 0 {
+	switch {
+	case len(c.msgs) == 0:
 		rep.Empty++
+		return nil
+	case len(evs) == 0:
+		rep.Unchanged++
+		rep.Present += len(c.msgs)
 		return nil
 	}
 	stored, created, err := sink.ImportConversation(ctx, sess, evs)
@@ -339,7 +357,7 @@ func (rep *ChatReport) store(ctx context.Context, sink ChatSink, format string, 
 		rep.Unchanged++
 	}
 	rep.Events += len(stored)
-	rep.Present += len(evs) - len(stored)
+	rep.Present += len(c.msgs) - len(stored)
 	for _, e := range stored {
 		rep.Blocks += len(e.Blocks)
 	}

@@ -106,6 +106,15 @@ func (s *Store) ImportConversation(ctx context.Context, sess memory.Session, evs
 	return b.out, created, nil
 }
 
+// ImportedIDs implements [backup.ChatSink].
+func (s *Store) ImportedIDs(ctx context.Context, session string) (map[string]bool, error) {
+	have, err := importedIDs(ctx, s.r, session)
+	if err != nil {
+		return nil, fmt.Errorf("imported ids of %q: %w", session, err)
+	}
+	return have, nil
+}
+
 // importedIDs returns the import ids of a session's events.
 func importedIDs(ctx context.Context, q querier, session string) (map[string]bool, error) {
 	rows, err := q.QueryContext(ctx, `SELECT json_extract(meta, '$.`+backup.MetaImportID+`') FROM events
