@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -378,9 +379,31 @@ func refusalReason(err error) string {
 		if field == "" {
 			field = "the conversation"
 		}
-		return fmt.Sprintf("%s is a JSON %s, want %s", field, te.Value, te.Type)
+		return fmt.Sprintf("%s is a JSON %s, want %s", field, te.Value, jsonKind(te.Type))
 	}
 	return strings.TrimPrefix(err.Error(), errConv.Error()+": ")
+}
+
+// jsonKind names the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another kind"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	}
+	return "object"
 }
 
 func describeToken(t json.Token) string {
@@ -419,8 +442,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// walkBranch returns the ids from the root to current, following parent links. ok is false
-// (with a reason) when current is unknown or the links loop.
+// walkBranch returns the ids from the root to current, following parent links (a parent that
+// is not in the conversation ends the branch). It fails when current is unknown or the links
+// loop.
 func walkBranch(current string, parent func(id string) (p string, known bool)) ([]string, error) {
 	var path []string
 	seen := map[string]bool{}
@@ -434,7 +458,7 @@ func walkBranch(current string, parent func(id string) (p string, known bool)) (
 			if id == current {
 				return nil, convErr("the current message %q is not in the conversation", id)
 			}
-			return nil, convErr("message %q has an unknown parent", id)
+			break // a parent the export left out: the branch starts below it
 		}
 		path = append(path, id)
 		id = p

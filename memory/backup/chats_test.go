@@ -263,6 +263,9 @@ func TestImportChatsRefusals(t *testing.T) {
 	loop := mustJSON(t, map[string]any{"id": "loop", "current_node": "a", "mapping": map[string]any{
 		"a": gptNode("a", "b", nil, gptMsg("a", "user", t0, "a")), "b": gptNode("b", "a", nil, gptMsg("b", "user", t0, "b"))}})
 	missing := mustJSON(t, map[string]any{"id": "gone", "current_node": "zz", "mapping": gptPlain("y", "a", "b", t0)["mapping"]})
+	orphanConv := gptPlain("orphan", "a", "b", t0)
+	orphanConv["mapping"].(map[string]any)["orphan-u"].(map[string]any)["parent"] = "pruned" // the export left the root out
+	orphan := mustJSON(t, orphanConv)
 	big := string(mustJSON(t, gptPlain("big", strings.Repeat("long words ", 2000), "ok", t0)))
 	cases := []struct {
 		name, data string
@@ -280,8 +283,10 @@ func TestImportChatsRefusals(t *testing.T) {
 		{name: "no closing bracket", data: "[" + good, wantErr: "truncated", offset: int64(len(good)) + 1, events: 2},
 		{name: "trailing", data: "[" + good + "] []", wantErr: "data after the array", offset: int64(len(good)) + 2, events: 2},
 		{name: "empty array", data: "[]"},
-		{name: "bad conversations", data: "[" + wrongType + "," + string(noCurrent) + "," + string(loop) + "," + string(missing) + "," + good + "]", events: 2,
-			refused: []string{"title is a JSON number, want string", `no "current_node"`, "parent links loop", `current message "zz" is not in the conversation`}},
+		{name: "bad conversations", data: "[" + wrongType + "," + string(noCurrent) + "," + string(loop) + "," + string(missing) + ",7," + good + "]", events: 2,
+			refused: []string{"title is a JSON number, want string", `no "current_node"`, "parent links loop", `current message "zz" is not in the conversation`,
+				"the conversation is a JSON number, want object"}},
+		{name: "orphan branch", data: "[" + string(orphan) + "]", events: 2},
 		{name: "too large", data: "[" + good + "," + big + "]", max: 4096, wantErr: "larger than 4096 bytes", offset: int64(len(good)) + 1, events: 2},
 	}
 	for _, tc := range cases {
