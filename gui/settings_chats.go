@@ -2,6 +2,7 @@ package gui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -66,4 +67,32 @@ func (f *fractionReader) Read(p []byte) (int, error) {
 		}
 	}
 	return k, err
+}
+
+// CoolAll cools every session and distils every cold event now (client.Service.CoolAll), so
+// that imported conversations reach the graph (and the star map) without waiting for the
+// memory's idle time; Memory.Progress follows it and Memory.Status says what it made.
+func (vm *SettingsVM) CoolAll(ctx context.Context) (client.GCReport, error) {
+	t := vm.Memory
+	if running, _ := t.Running.Get(); running {
+		err := errors.New(T("An export or import is already running."))
+		vm.Memory.Status.set(err.Error(), true)
+		return client.GCReport{}, err
+	}
+	_ = t.Running.Set(true)
+	defer t.Running.Set(false)
+	rep, err := vm.svc.CoolAll(ctx, func(p client.GCProgress) {
+		if p.Phase == client.GCPhaseCooling {
+			_ = t.Progress.Set(Tf("Cooled %d of %d sessions…", p.Done, p.Total))
+			return
+		}
+		_ = t.Progress.Set(Tf("Distilled %d events…", p.Done))
+	})
+	_ = t.Progress.Set("")
+	if err != nil {
+		vm.Memory.Status.set(Tf("Distillation failed: %v", err), true)
+		return rep, fmt.Errorf("cool all: %w", err)
+	}
+	vm.Memory.Status.set(Tf("Distilled %d events into %d new facts.", rep.Distilled, rep.Triples), false)
+	return rep, nil
 }

@@ -304,6 +304,9 @@ func settingsMemory(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		widget.NewButtonWithIcon(T("Import ChatGPT conversations (conversations.json or the export's .zip)…"), theme.FolderOpenIcon(),
 			importChatsAs(client.FormatChatGPT, []string{".json", ".zip"})),
 		widget.NewButtonWithIcon(T("Import Open WebUI chats (JSON)…"), theme.FolderOpenIcon(), importChatsAs(client.FormatOpenWebUI, []string{".json"})),
+		widget.NewButtonWithIcon(T("Distil all memory into facts now"), theme.ViewRefreshIcon(), func() {
+			vm.spawn(func(ctx context.Context) { _, _ = vm.CoolAll(ctx) })
+		}),
 	}
 	showRunning := binding.NewDataListener(func() {
 		running, _ := vm.Memory.Running.Get()

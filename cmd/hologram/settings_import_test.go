@@ -31,7 +31,7 @@ import (
 // driver over the kernel in-process, as `hologram` runs it: the button opens the real file
 // picker, picking a ChatGPT export's .zip streams its conversations.json into the kernel while
 // the progress bar climbs to full, the status says what was imported, and the messages are in
-// memory.
+// memory; "Distil all memory into facts now" puts their facts into the graph.
 func TestSettingsImportsChatGPTExport(t *testing.T) {
 	root, err := os.MkdirTemp("", "hs") // short: unix socket paths are limited to 108 bytes
 	if err != nil {
@@ -64,7 +64,7 @@ func TestSettingsImportsChatGPTExport(t *testing.T) {
 		convs[i] = map[string]any{"id": id, "title": fmt.Sprintf("Chat %d", i), "create_time": 1709287200 + i, "current_node": id + "-a",
 			"mapping": map[string]any{
 				id + "-u": map[string]any{"message": map[string]any{"id": id + "-u", "author": map[string]any{"role": "user"}, "create_time": 1709287200 + i,
-					"content": map[string]any{"content_type": "text", "parts": []string{fmt.Sprintf("remember parcel code %d-%s", i, strings.Repeat("x", 200))}}}, "parent": nil, "children": []string{id + "-a"}},
+					"content": map[string]any{"content_type": "text", "parts": []string{userText(i)}}}, "parent": nil, "children": []string{id + "-a"}},
 				id + "-a": map[string]any{"message": map[string]any{"id": id + "-a", "author": map[string]any{"role": "assistant"}, "create_time": 1709287201 + i,
 					"content": map[string]any{"content_type": "text", "parts": []string{"好的，我记住了。"}}}, "parent": id + "-u", "children": []string{}},
 			}}
@@ -110,22 +110,14 @@ func TestSettingsImportsChatGPTExport(t *testing.T) {
 	files.Select(1) // (Parent) is item 0, the export item 1
 	test.Tap(findButton(t, win, "Open"))
 
-	var status string
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.HasPrefix(status, "Imported ") && !strings.HasPrefix(status, "The import failed") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no outcome after 60 s; status %q", status)
-		}
-		time.Sleep(20 * time.Millisecond)
-		status, _ = vm.Memory.Status.Text.Get()
-	}
+	status := waitStatus(t, vm, "Imported ")
 	t.Logf("imported in %v", time.Since(t0))
 	if want := fmt.Sprintf("Imported %d conversations: %d messages in %d new sessions (0 messages already there).", n, 2*n, n); status != want {
 		t.Fatalf("status %q, want %q", status, want)
 	}
 	// The bar climbed by percents to full.
 	var rising []float64
-	deadline = time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		mu.Lock()
 		rising = append(rising[:0], fractions...)
@@ -150,6 +142,48 @@ func TestSettingsImportsChatGPTExport(t *testing.T) {
 	hits, err := d.Kernel.SearchMemory(context.Background(), client.MemoryQuery{Text: "parcel code 123"})
 	if err != nil || len(hits) == 0 || hits[0].Session != "chatgpt-conv123" {
 		t.Errorf("search: %+v, %v", hits, err)
+	}
+
+	// Distil everything now: the imported conversations reach the graph.
+	test.Tap(findButton(t, win, "Distil all memory into facts now"))
+	status = waitStatus(t, vm, "Distilled ")
+	if want := fmt.Sprintf("Distilled %d events into ", 2*n); !strings.HasPrefix(status, want) {
+		t.Fatalf("status %q, want %q…", status, want)
+	}
+	g, err := d.Kernel.Graph(context.Background(), client.GraphQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tr := range g.Triples {
+		found = found || tr.Predicate == "lives in" && tr.ObjectName == "Porto"
+	}
+	if !found {
+		t.Errorf("the graph lacks lives in Porto: %+v", g.Triples)
+	}
+}
+
+// userText is the user's message of the ith conversation; the 7th says where the user lives.
+func userText(i int) string {
+	if i == 7 {
+		return "I live in Porto."
+	}
+	return fmt.Sprintf("remember parcel code %d-%s", i, strings.Repeat("x", 200))
+}
+
+// waitStatus waits until the memory section's status starts with prefix (or says a failure).
+func waitStatus(t *testing.T, vm *gui.SettingsVM, prefix string) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		status, _ := vm.Memory.Status.Text.Get()
+		if strings.HasPrefix(status, prefix) || strings.Contains(status, "failed") {
+			return status
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no status %q… after 60 s; status %q", prefix, status)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
