@@ -557,8 +557,8 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// handleImport answers POST /api/v1/memory/import?format=json|jsonl|chatgpt|openwebui (absent: json) with a
-// [client.ImportReport]; the body is the file, up to MaxImportBytes.
+// handleImport answers POST /api/v1/memory/import?format=json|jsonl|chatgpt|openwebui (absent:
+// json) with a [client.ImportReport]; the body is the file, up to MaxImportBytes.
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if err := checkQuery(q, "format"); err != nil {

@@ -117,7 +117,8 @@ type ChatsReport struct {
 }
 
 // ImportRefusal is one conversation a chat history import refused: its position in the file
-// (from 1), the byte offset where it starts, its id and title, and why.
+// (from 1), the byte offset where it starts (or the comma and spaces before it), its id and
+// title, and why.
 type ImportRefusal struct {
 	Index  int    `json:"index"`
 	Offset int64  `json:"offset"`
