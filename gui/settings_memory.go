@@ -14,15 +14,19 @@ import (
 )
 
 // MemoryTransfer is the state of a memory export or import: Running while it lasts, Progress a
-// line such as "Exported 1.2 MB…" updated as bytes move, Status the outcome.
+// line such as "Exported 1.2 MB…" updated as bytes move, Status the outcome. When the size is
+// known (a chat history import), Sized is set and Fraction goes from 0 to 1 as the file is read.
 type MemoryTransfer struct {
 	Running  binding.Bool
 	Progress binding.String
 	Status   SettingsStatus
+	Sized    binding.Bool
+	Fraction binding.Float
 }
 
 func newMemoryTransfer() MemoryTransfer {
-	return MemoryTransfer{Running: binding.NewBool(), Progress: binding.NewString(), Status: newSettingsStatus()}
+	return MemoryTransfer{Running: binding.NewBool(), Progress: binding.NewString(), Status: newSettingsStatus(),
+		Sized: binding.NewBool(), Fraction: binding.NewFloat()}
 }
 
 // memoryProgressEvery is how often the transferred size is shown.
@@ -57,6 +61,7 @@ func (vm *SettingsVM) transfer(verb string, fn func(n *atomic.Int64) error) erro
 	if running, _ := t.Running.Get(); running {
 		return errors.New(T("An export or import is already running."))
 	}
+	_ = t.Fraction.Set(0)
 	_ = t.Running.Set(true)
 	defer t.Running.Set(false)
 	var n atomic.Int64

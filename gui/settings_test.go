@@ -360,7 +360,7 @@ func settingsWindow(t *testing.T, r *settingsRig) fyne.Window {
 	view := NewSettingsView(r.vm, w)
 	r.vm.Wait()
 	w.SetContent(view)
-	w.Resize(fyne.NewSize(820, 1900))
+	w.Resize(fyne.NewSize(820, 2000))
 	return w
 }
 

@@ -7,6 +7,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/data/binding"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -269,8 +270,28 @@ func settingsMemory(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 			}, w).Show()
 		}
 	}
+	// A chat history import opens the file by its path: a ChatGPT export's .zip is read here.
+	importChatsAs := func(format string, exts []string) func() {
+		return func() {
+			d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
+				if err != nil || rc == nil {
+					if err != nil {
+						vm.Memory.Status.set(err.Error(), true)
+					}
+					return
+				}
+				path := rc.URI().Path()
+				_ = rc.Close()
+				vm.spawn(func(ctx context.Context) { _, _ = vm.ImportChats(ctx, format, path) })
+			}, w)
+			d.SetFilter(storage.NewExtensionFileFilter(exts))
+			d.Show()
+		}
+	}
 	bar := widget.NewProgressBarInfinite()
 	bar.Hide()
+	sized := widget.NewProgressBarWithData(vm.Memory.Fraction)
+	sized.Hide()
 	progress := widget.NewLabelWithData(vm.Memory.Progress)
 	status := widget.NewLabelWithData(vm.Memory.Status.Text)
 	status.Wrapping = fyne.TextWrapWord
@@ -280,9 +301,16 @@ func settingsMemory(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		widget.NewButtonWithIcon(T("Export as Markdown (tar)…"), theme.DocumentSaveIcon(), exportAs(client.FormatMarkdown, "hologram-memory.tar")),
 		widget.NewButtonWithIcon(T("Restore a backup (JSON)…"), theme.FolderOpenIcon(), importAs(client.FormatJSON)),
 		widget.NewButtonWithIcon(T("Import an MCP memory file (JSONL)…"), theme.FolderOpenIcon(), importAs(client.FormatJSONL)),
+		widget.NewButtonWithIcon(T("Import ChatGPT conversations (conversations.json or the export's .zip)…"), theme.FolderOpenIcon(),
+			importChatsAs(client.FormatChatGPT, []string{".json", ".zip"})),
+		widget.NewButtonWithIcon(T("Import Open WebUI chats (JSON)…"), theme.FolderOpenIcon(), importChatsAs(client.FormatOpenWebUI, []string{".json"})),
+		widget.NewButtonWithIcon(T("Distil all memory into facts now"), theme.ViewRefreshIcon(), func() {
+			vm.spawn(func(ctx context.Context) { _, _ = vm.CoolAll(ctx) })
+		}),
 	}
-	vm.Memory.Running.AddListener(binding.NewDataListener(func() {
+	showRunning := binding.NewDataListener(func() {
 		running, _ := vm.Memory.Running.Get()
+		isSized, _ := vm.Memory.Sized.Get()
 		for _, b := range buttons {
 			if running {
 				b.Disable()
@@ -290,18 +318,27 @@ func settingsMemory(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 				b.Enable()
 			}
 		}
-		if running {
-			bar.Show()
-		} else {
+		switch {
+		case running && isSized:
 			bar.Hide()
+			sized.Show()
+		case running:
+			sized.Hide()
+			bar.Show()
+		default:
+			bar.Hide()
+			sized.Hide()
 		}
-	}))
-	rows := container.NewVBox(settingsText(T("Everything the agent remembers, in open formats. A backup restores only into an empty memory (a new data directory); an MCP memory file merges."), widget.MediumImportance),
+	})
+	vm.Memory.Running.AddListener(showRunning)
+	vm.Memory.Sized.AddListener(showRunning)
+	rows := container.NewVBox(settingsText(T("Everything the agent remembers, in open formats. A backup restores only into an empty memory (a new data directory); an MCP memory file merges. Conversations from ChatGPT or Open WebUI become private sessions; importing them again adds only new messages."), widget.MediumImportance),
 		secrets)
 	for _, b := range buttons {
 		rows.Add(b)
 	}
 	rows.Add(bar)
+	rows.Add(sized)
 	rows.Add(progress)
 	rows.Add(status)
 	return widget.NewCard(T("Memory"), "", rows)

@@ -40,10 +40,12 @@ func (k memoryRole) ImportMemory(ctx context.Context, format string, r io.Reader
 		}
 	case client.FormatJSONL:
 		rep, err = backup.ImportJSONL(ctx, k.db, r)
+	case client.FormatChatGPT, client.FormatOpenWebUI:
+		return k.importChats(ctx, format, r) // memimport.go
 	case client.FormatMarkdown:
-		return client.ImportReport{}, invalid("markdown is an export format only (import json or jsonl)")
+		return client.ImportReport{}, invalid("markdown is an export format only (import json, jsonl, chatgpt or openwebui)")
 	default:
-		return client.ImportReport{}, invalid("unknown import format %q (json or jsonl)", format)
+		return client.ImportReport{}, invalid("unknown import format %q (json, jsonl, chatgpt or openwebui)", format)
 	}
 	if errors.Is(err, backup.ErrNotEmpty) {
 		return client.ImportReport{}, fmt.Errorf("%w: %w", client.ErrInvalid, err)

@@ -23,6 +23,7 @@ type Store interface {
 	memory.Memory
 	backup.Source
 	backup.Sink
+	backup.ChatSink
 }
 
 // Facility is a heavy asset (jieba, WordNet…) on the kernel's readiness bus. An eager one loads

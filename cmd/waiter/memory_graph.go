@@ -35,11 +35,18 @@ const memoryUsage = `usage: waiter memory SUBCOMMAND
   pin block BLOCKID [--entity ID] moves a block to L3 (held by ID, else by a new note)
   forget EVENTID...               events, their blocks and the triples only they back
   scenes [--json]
-  gc [--json]                     run cooling, distillation and decay now
+  gc [--cool-all] [--json]        run cooling, distillation and decay now; --cool-all cools
+                                  every session (idle or not, recent events too) and distils
+                                  every cold event at once, with progress on stderr
   export [--format json|jsonl|markdown] [--include-secrets] [--out FILE|DIR|-] [--force]
                                   default: JSON to stdout; markdown with --out DIR
                                   extracts the files there, --out FILE.tar keeps the tar
-  import [--format json|jsonl] FILE|-
+  import [--format json|jsonl|chatgpt|openwebui] FILE|-
+                                  json restores a backup into an empty memory; jsonl merges
+                                  an MCP memory file; chatgpt reads a ChatGPT export's
+                                  conversations.json or the export's .zip, openwebui Open
+                                  WebUI's chat export (each conversation a private session;
+                                  a re-import adds only new messages; progress on stderr)
 `
 
 // parseID parses a positive id argument.
@@ -648,6 +655,7 @@ func features(m map[string]float64) string {
 func (a *app) memoryGC(ctx context.Context, args []string) error {
 	fs := newFlags("memory gc")
 	asJSON := fs.Bool("json", false, "print JSON")
+	coolAll := fs.Bool("cool-all", false, "cool every session now, idle or not, and distil every cold event (progress on stderr)")
 	if pos, err := parse(fs, args, true); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -657,7 +665,12 @@ func (a *app) memoryGC(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := svc.MemoryGC(ctx)
+	var r client.GCReport
+	if *coolAll {
+		r, err = a.coolAll(ctx, svc) // memory_import.go
+	} else {
+		r, err = svc.MemoryGC(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -882,28 +895,33 @@ func safeEntryName(name string) (string, error) {
 
 func (a *app) memoryImport(ctx context.Context, args []string) error {
 	fs := newFlags("memory import")
-	format := fs.String("format", "", "json (a full backup, into an empty memory) or jsonl (MCP memory server, merged); default: by the file's extension, else json")
+	format := fs.String("format", "", "json (a full backup, into an empty memory), jsonl (MCP memory server, merged), chatgpt or openwebui (chat histories, merged); default: jsonl for .jsonl, chatgpt for .zip and conversations.json, else json")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parse(fs, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("usage: waiter memory import [--format json|jsonl] FILE|-")
+		return usagef("usage: waiter memory import [--format json|jsonl|chatgpt|openwebui] FILE|-")
 	}
 	f := *format
 	if f == "" {
 		f = client.FormatJSON
-		if ext := strings.ToLower(filepath.Ext(pos[0])); ext == ".jsonl" || ext == ".ndjson" {
+		switch ext := strings.ToLower(filepath.Ext(pos[0])); {
+		case ext == ".jsonl" || ext == ".ndjson":
 			f = client.FormatJSONL
+		case ext == ".zip" || filepath.Base(pos[0]) == "conversations.json":
+			f = client.FormatChatGPT // a ChatGPT export
 		}
 	}
 	switch f {
 	case client.FormatJSON, client.FormatJSONL:
+	case client.FormatChatGPT, client.FormatOpenWebUI:
+		return a.importChats(ctx, f, pos[0], *asJSON) // memory_import.go
 	case client.FormatMarkdown:
-		return usagef("markdown is an export format only: import json or jsonl")
+		return usagef("markdown is an export format only: import json, jsonl, chatgpt or openwebui")
 	default:
-		return usagef("--format must be json or jsonl, got %q", f)
+		return usagef("--format must be json, jsonl, chatgpt or openwebui, got %q", f)
 	}
 	var r io.Reader = a.stdin
 	if pos[0] != "-" {

@@ -557,9 +557,12 @@ func TestMemoryImport(t *testing.T) {
 		{args: []string{"memory", "import", "--format", "json", backup}, wantCode: 1, wantErr: "import json: memory is not empty (HTTP 400)",
 			wantReq: "POST /api/v1/memory/import?format=json"},
 		{args: []string{"memory", "import", "--format", "markdown", backup}, wantCode: 2, wantErr: "markdown is an export format only"},
-		{args: []string{"memory", "import", "--format", "xml", backup}, wantCode: 2, wantErr: `--format must be json or jsonl, got "xml"`},
-		{args: []string{"memory", "import"}, wantCode: 2, wantErr: "usage: waiter memory import [--format json|jsonl] FILE|-"},
+		{args: []string{"memory", "import", "--format", "xml", backup}, wantCode: 2, wantErr: `--format must be json, jsonl, chatgpt or openwebui, got "xml"`},
+		{args: []string{"memory", "import"}, wantCode: 2, wantErr: "usage: waiter memory import [--format json|jsonl|chatgpt|openwebui] FILE|-"},
 		{args: []string{"memory", "import", filepath.Join(dir, "nope.json")}, wantCode: 1, wantErr: "no such file or directory"},
+		{args: []string{"memory", "import", "--format", "chatgpt", filepath.Join(dir, "nope.zip")}, wantCode: 1, wantErr: "no such file or directory"},
+		{args: []string{"memory", "import", "--format", "openwebui", dir}, wantCode: 1, wantErr: "is a directory"},
+		{args: []string{"memory", "gc", "--cool-all", "now"}, wantCode: 2, wantErr: "memory gc takes no arguments"},
 	})
 	t.Run("stdin into an empty memory", func(t *testing.T) {
 		f2, env2 := kernel(t, false)
@@ -584,7 +587,7 @@ func TestMemoryUsage(t *testing.T) {
 	}
 	for _, s := range []string{"graph [--scope S] [--history] [--limit N] [--json]", "entity add NAME", "merge INTO FROM",
 		"triple add SUBJ PRED OBJ", "pin block BLOCKID [--entity ID]", "forget EVENTID...", "export [--format json|jsonl|markdown]",
-		"import [--format json|jsonl] FILE|-"} {
+		"import [--format json|jsonl|chatgpt|openwebui] FILE|-", "gc [--cool-all] [--json]"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("memory help lacks %q", s)
 		}

@@ -557,8 +557,8 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// handleImport answers POST /api/v1/memory/import?format=json|jsonl (absent: json) with a
-// [client.ImportReport]; the body is the file, up to MaxImportBytes.
+// handleImport answers POST /api/v1/memory/import?format=json|jsonl|chatgpt|openwebui (absent:
+// json) with a [client.ImportReport]; the body is the file, up to MaxImportBytes.
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if err := checkQuery(q, "format"); err != nil {
@@ -570,12 +570,12 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		format = q.Get("format")
 	}
 	switch format {
-	case client.FormatJSON, client.FormatJSONL:
+	case client.FormatJSON, client.FormatJSONL, client.FormatChatGPT, client.FormatOpenWebUI:
 	case client.FormatMarkdown:
-		s.writeError(w, r, http.StatusBadRequest, "markdown is an export format only: import json or jsonl")
+		s.writeError(w, r, http.StatusBadRequest, "markdown is an export format only: import json, jsonl, chatgpt or openwebui")
 		return
 	default:
-		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("format must be json or jsonl, got %q", format))
+		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("format must be json, jsonl, chatgpt or openwebui, got %q", format))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, importLimit.Load())

@@ -41,6 +41,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/memory/forget", s.handleForget)
 	m.HandleFunc("GET /api/v1/memory/scenes", s.handleScenes)
 	m.HandleFunc("POST /api/v1/memory/gc", s.handleMemoryGC)
+	m.HandleFunc("POST /api/v1/memory/cool-all", s.handleCoolAll)
 	m.HandleFunc("GET /api/v1/memory/export", s.handleExport)
 	m.HandleFunc("POST /api/v1/memory/import", s.handleImport)
 	m.HandleFunc("GET /api/v1/plugins", s.handlePlugins)

@@ -38,6 +38,10 @@ type MemoryAdmin interface {
 	ExportMemory(ctx context.Context, req ExportRequest, w io.Writer) error
 	// ImportMemory reads a file in a format from r.
 	ImportMemory(ctx context.Context, format string, r io.Reader) (ImportReport, error)
+	// CoolAll cools every session now, idle or not (every L1 event sinks to L2), and distils
+	// every cold event, calling progress (from one goroutine, in order; it may be nil) as it
+	// goes (memimport.go).
+	CoolAll(ctx context.Context, progress func(GCProgress)) (GCReport, error)
 	// EventContext returns an event (a triple's source, say) with up to radius events before
 	// and after it in its session, in time order: the event in context. ErrNotFound when no
 	// such event exists.
@@ -62,6 +66,12 @@ const (
 	// FormatMarkdown is a tar stream of Markdown files: entities/<name>.md per entity and
 	// log/<yyyy-mm-dd>.md per day of events. Export only.
 	FormatMarkdown = "markdown"
+	// FormatChatGPT is the conversations.json of a ChatGPT data export (see [OpenImportFile]
+	// for the export's .zip). Import only; it merges.
+	FormatChatGPT = "chatgpt"
+	// FormatOpenWebUI is Open WebUI's chat export (a JSON array of chats). Import only; it
+	// merges.
+	FormatOpenWebUI = "openwebui"
 )
 
 // ExportRequest asks for an export.
@@ -80,8 +90,41 @@ type ImportReport struct {
 	Triples  int `json:"triples"`
 	Scenes   int `json:"scenes"`
 	Settings int `json:"settings"`
-	// Skipped counts records already present (a JSONL import merges by name).
+	// Skipped counts records already present (a JSONL import merges by name; a chat history
+	// import, by conversation and message id).
 	Skipped int `json:"skipped"`
+
+	// Chats says what became of each conversation of a chat history import (FormatChatGPT,
+	// FormatOpenWebUI); nil for the other formats.
+	Chats *ChatsReport `json:"chats,omitempty"`
+}
+
+// ChatsReport is the part of an [ImportReport] only chat history imports have: Conversations
+// were read, each imported (it added messages), unchanged (imported before), empty (nothing to
+// import) or refused.
+type ChatsReport struct {
+	Conversations int `json:"conversations"`
+	Imported      int `json:"imported"`
+	Unchanged     int `json:"unchanged"`
+	Empty         int `json:"empty"`
+	// SkippedBy counts the messages and parts not imported by reason: "branch" (not on the
+	// branch the user last saw), "system", "tool", "hidden", "empty", "reasoning", "context",
+	// "image", "audio", "file", "unsupported".
+	SkippedBy map[string]int `json:"skipped_by,omitempty"`
+	// Refused lists the first refused conversations with why; RefusedCount counts them all.
+	Refused      []ImportRefusal `json:"refused,omitempty"`
+	RefusedCount int             `json:"refused_count"`
+}
+
+// ImportRefusal is one conversation a chat history import refused: its position in the file
+// (from 1), the byte offset where it starts (or the comma and spaces before it), its id and
+// title, and why.
+type ImportRefusal struct {
+	Index  int    `json:"index"`
+	Offset int64  `json:"offset"`
+	ID     string `json:"id,omitempty"`
+	Title  string `json:"title,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // GraphQuery asks for a page of the graph.

@@ -54,6 +54,7 @@ func Run(t *testing.T, setup Setup) {
 		{"Forget", testForget},
 		{"ScenesAndGC", testScenesAndGC},
 		{"Export", testExport},
+		{"ChatImport", testChatImport},
 		{"Embedding", testEmbedding},
 	}
 	for _, tc := range tests {

@@ -5,11 +5,14 @@
 //   - JSONL in the format of the MCP memory server, @modelcontextprotocol/server-memory
 //     ([ExportJSONL], [ImportJSONL]): entities with observations and relations, merged on import;
 //   - Markdown ([ExportMarkdown]): a tar stream of one file per entity and one log per day, for
-//     people to read (export only).
+//     people to read (export only);
+//   - chat histories of other apps ([ImportChats]): ChatGPT's conversations.json and Open
+//     WebUI's chat export, streamed, one session per conversation, merged by conversation and
+//     message id (import only; see chats.go).
 //
-// The package imports only memory and the standard library. The store side is the pair of small
-// interfaces [Source] and [Sink], which memory/sqlite implements; settings pass through [Secrets],
-// which the kernel implements with its codec.
+// The package imports only memory and the standard library. The store side is the small
+// interfaces [Source], [Sink] and [ChatSink], which memory/sqlite implements; settings pass
+// through [Secrets], which the kernel implements with its codec.
 package backup
 
 import (

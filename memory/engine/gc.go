@@ -97,7 +97,10 @@ func (m *Engine) cool(ctx context.Context) (int, error) {
 
 // distiller builds the distiller for a pass: the LLM extractor when configured (and, in "auto",
 // when a provider is set), with the rules as fallback; the rules alone otherwise.
-func (m *Engine) distiller() (*graph.Distiller, error) {
+func (m *Engine) distiller() (*graph.Distiller, error) { return m.distillerWith(nil) }
+
+// distillerWith is distiller with its options adjusted by adjust (nil: none).
+func (m *Engine) distillerWith(adjust func(*graph.Options)) (*graph.Distiller, error) {
 	cfg := m.opts.Config
 	var ex graph.Extractor
 	if c := m.opts.Completer; c != nil {
@@ -111,8 +114,12 @@ func (m *Engine) distiller() (*graph.Distiller, error) {
 		}
 	}
 	rules := graph.NewRules(graph.RulesOptions{Keywords: m.keywords})
-	return graph.NewDistiller(graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.clock,
-		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle, Log: m.log})
+	o := graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.clock,
+		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle, Log: m.log}
+	if adjust != nil {
+		adjust(&o)
+	}
+	return graph.NewDistiller(o)
 }
 
 // keywords are the rules extractor's Chinese topics: the text's jieba words of two or more

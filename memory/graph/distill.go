@@ -31,6 +31,9 @@ type Options struct {
 	Batch int
 	// Log receives fallbacks and batch summaries; nil discards.
 	Log *slog.Logger
+	// Progress, when set, is called after each applied batch with the run's report so far
+	// (from the goroutine that runs).
+	Progress func(Report)
 }
 
 // Report says what a [Distiller.Run] did.
@@ -61,6 +64,7 @@ type Distiller struct {
 	idle      time.Duration
 	batch     int
 	log       *slog.Logger
+	progress  func(Report)
 }
 
 // NewDistiller returns a distiller; it fails when o.Graph is nil.
@@ -70,7 +74,7 @@ func NewDistiller(o Options) (*Distiller, error) {
 	}
 	d := &Distiller{
 		g: o.Graph, primary: o.Extractor, fallback: o.Fallback, clock: o.Clock,
-		maxAccess: o.MaxAccesses, idle: o.Idle, batch: o.Batch, log: o.Log,
+		maxAccess: o.MaxAccesses, idle: o.Idle, batch: o.Batch, log: o.Log, progress: o.Progress,
 	}
 	if d.fallback == nil {
 		d.fallback = NewRules(RulesOptions{})
@@ -139,6 +143,9 @@ func (d *Distiller) Run(ctx context.Context, limit int) (Report, error) {
 			}
 			for _, e := range b {
 				done[e.ID] = true
+			}
+			if d.progress != nil {
+				d.progress(rep)
 			}
 		}
 	}

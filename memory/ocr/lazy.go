@@ -108,3 +108,9 @@ func (o *Lazy) Blocks(ctx context.Context, blocks []memory.Block) {
 		b.Text = text
 	}
 }
+
+// Available says why images get no text (nil when the engine loads); it loads the engine.
+func (o *Lazy) Available() error {
+	_, err := o.engine()
+	return err
+}

@@ -142,6 +142,39 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 	if len(evs) == 0 {
 		return nil, nil
 	}
+	b, err := s.prepareAppend(evs)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("append events: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := s.insertAppend(ctx, tx, b); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("append events: commit: %w", err)
+	}
+	s.appendCommitted(b)
+	return b.out, nil
+}
+
+// appendBatch is a batch of events checked and tokenized for [Store.AppendEvents], ready to be
+// inserted in a write transaction.
+type appendBatch struct {
+	in           []memory.Event // as given (their Blocks carry Data)
+	out          []memory.Event // as stored: ids are set by insertAppend
+	calls, metas []sql.NullString
+	toks, exps   []string
+	now          time.Time
+}
+
+// prepareAppend checks and tokenizes events outside any transaction (see AppendEvents).
+func (s *Store) prepareAppend(evs []memory.Event) (*appendBatch, error) {
 	for i, e := range evs {
 		if err := memory.ValidateEvent(e); err != nil {
 			return nil, fmt.Errorf("append events: event %d: %w", i, err)
@@ -156,11 +189,8 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		}
 	}
 	now := s.now()
-	out := make([]memory.Event, len(evs))
-	calls := make([]sql.NullString, len(evs))
-	metas := make([]sql.NullString, len(evs))
-	toks := make([]string, len(evs))
-	exps := make([]string, len(evs))
+	b := &appendBatch{in: evs, out: make([]memory.Event, len(evs)), calls: make([]sql.NullString, len(evs)),
+		metas: make([]sql.NullString, len(evs)), toks: make([]string, len(evs)), exps: make([]string, len(evs)), now: now}
 	for i, e := range evs {
 		if e.Time.IsZero() {
 			e.Time = now
@@ -175,55 +205,54 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		if len(e.Meta) == 0 {
 			e.Meta = nil
 		} else {
-			b, err := json.Marshal(e.Meta)
+			m, err := json.Marshal(e.Meta)
 			if err != nil {
 				return nil, fmt.Errorf("append events: event %d: meta: %w", i, err)
 			}
-			metas[i] = sql.NullString{String: string(b), Valid: true}
+			b.metas[i] = sql.NullString{String: string(m), Valid: true}
 			e.Meta = cloneMeta(e.Meta)
 		}
 		var err error
-		if toks[i], err = memory.IndexTokens(s.tok, e); err != nil {
+		if b.toks[i], err = memory.IndexTokens(s.tok, e); err != nil {
 			return nil, fmt.Errorf("append events: event %d: tokenize: %w", i, err)
 		}
-		if toks[i], err = s.blockTokens(toks[i], e.Blocks); err != nil {
+		if b.toks[i], err = s.blockTokens(b.toks[i], e.Blocks); err != nil {
 			return nil, fmt.Errorf("append events: event %d: tokenize blocks: %w", i, err)
 		}
-		exps[i] = s.expansion(e)
+		b.exps[i] = s.expansion(e)
 		if len(e.ToolCalls) == 0 {
 			e.ToolCalls = nil
 		} else {
-			b, err := json.Marshal(e.ToolCalls)
+			c, err := json.Marshal(e.ToolCalls)
 			if err != nil {
 				return nil, fmt.Errorf("append events: event %d: tool calls: %w", i, err)
 			}
-			calls[i] = sql.NullString{String: string(b), Valid: true}
+			b.calls[i] = sql.NullString{String: string(c), Valid: true}
 			e.ToolCalls = append([]memory.ToolCall(nil), e.ToolCalls...)
 		}
-		out[i] = e
+		b.out[i] = e
 	}
+	return b, nil
+}
 
-	s.cacheMu.Lock()
-	defer s.cacheMu.Unlock()
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("append events: begin: %w", err)
-	}
-	defer tx.Rollback()
-
+// insertAppend inserts a prepared batch in tx, a write transaction begun under s.cacheMu, and
+// bumps its sessions' Updated time to the batch's now. The caller commits and then calls
+// appendCommitted.
+func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) error {
+	out := b.out
 	seen := make(map[string]bool)
 	for _, e := range out {
 		if seen[e.Session] {
 			continue
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET updated = max(updated, ?) WHERE id = ?`, toNanos(now), e.Session)
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET updated = max(updated, ?) WHERE id = ?`, toNanos(b.now), e.Session)
 		if err != nil {
-			return nil, fmt.Errorf("append events: session %q: %w", e.Session, err)
+			return fmt.Errorf("append events: session %q: %w", e.Session, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return nil, fmt.Errorf("append events: session %q: %w", e.Session, err)
+			return fmt.Errorf("append events: session %q: %w", e.Session, err)
 		} else if n == 0 {
-			return nil, fmt.Errorf("append events: session %q: %w", e.Session, memory.ErrNotFound)
+			return fmt.Errorf("append events: session %q: %w", e.Session, memory.ErrNotFound)
 		}
 		seen[e.Session] = true
 	}
@@ -233,57 +262,58 @@ func (s *Store) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.
 		meta, layer, accesses, last_access)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return nil, fmt.Errorf("append events: %w", err)
+		return fmt.Errorf("append events: %w", err)
 	}
 	defer ins.Close()
 	fts, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, tokens, expansion) VALUES (?, ?, ?)`)
 	if err != nil {
-		return nil, fmt.Errorf("append events: %w", err)
+		return fmt.Errorf("append events: %w", err)
 	}
 	defer fts.Close()
 	var blocks *blockInserter
 	if slices.ContainsFunc(out, func(e memory.Event) bool { return len(e.Blocks) > 0 }) {
 		if blocks, err = prepareBlockInserter(ctx, tx); err != nil {
-			return nil, fmt.Errorf("append events: %w", err)
+			return fmt.Errorf("append events: %w", err)
 		}
 		defer blocks.close()
 	}
 	for i := range out {
 		e := &out[i]
 		res, err := ins.ExecContext(ctx, e.Session, e.TurnID, toNanos(e.Time), string(e.Role), e.Content, e.Reasoning,
-			calls[i], e.ToolCallID, e.ToolName, e.ToolStatus, e.Channel, e.Partner, e.Scene,
-			int(e.Scope.Kind), e.Scope.Group, e.Tokens, metas[i], int(e.Layer), e.Accesses, lastAccessNanos(e.LastAccess))
+			b.calls[i], e.ToolCallID, e.ToolName, e.ToolStatus, e.Channel, e.Partner, e.Scene,
+			int(e.Scope.Kind), e.Scope.Group, e.Tokens, b.metas[i], int(e.Layer), e.Accesses, lastAccessNanos(e.LastAccess))
 		if err != nil {
-			return nil, fmt.Errorf("append events: event %d: %w", i, err)
+			return fmt.Errorf("append events: event %d: %w", i, err)
 		}
 		if e.ID, err = res.LastInsertId(); err != nil {
-			return nil, fmt.Errorf("append events: event %d: %w", i, err)
+			return fmt.Errorf("append events: event %d: %w", i, err)
 		}
-		if _, err := fts.ExecContext(ctx, e.ID, toks[i], exps[i]); err != nil {
-			return nil, fmt.Errorf("append events: event %d: full-text index: %w", i, err)
+		if _, err := fts.ExecContext(ctx, e.ID, b.toks[i], b.exps[i]); err != nil {
+			return fmt.Errorf("append events: event %d: full-text index: %w", i, err)
 		}
 		if len(e.Blocks) > 0 {
-			if e.Blocks, err = blocks.insert(ctx, *e, evs[i].Blocks); err != nil {
-				return nil, fmt.Errorf("append events: event %d: %w", i, err)
+			if e.Blocks, err = blocks.insert(ctx, *e, b.in[i].Blocks); err != nil {
+				return fmt.Errorf("append events: event %d: %w", i, err)
 			}
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("append events: commit: %w", err)
-	}
-	s.tails.appended(out)
+	return nil
+}
+
+// appendCommitted updates the caches after a batch's transaction committed (under s.cacheMu).
+func (s *Store) appendCommitted(b *appendBatch) {
+	s.tails.appended(b.out)
 	var added float64
-	for i := range toks {
-		added += indexLen(toks[i], exps[i])
+	for i := range b.toks {
+		added += indexLen(b.toks[i], b.exps[i])
 	}
-	s.stats.add(len(toks), added)
-	docs := make([][]string, len(toks))
-	for i := range toks {
-		docs[i] = []string{toks[i], exps[i]}
+	s.stats.add(len(b.toks), added)
+	docs := make([][]string, len(b.toks))
+	for i := range b.toks {
+		docs[i] = []string{b.toks[i], b.exps[i]}
 	}
 	s.dfs.appended(docs...)
 	s.ckpt.committed()
-	return out, nil
 }
 
 // cloneMeta copies a metadata map (nil when empty).
