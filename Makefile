@@ -17,7 +17,9 @@ LDFLAGS = -X github.com/hologramagent/hologram/kernel.Version=$(VERSION) -X main
 export CGO_ENABLED := 1
 export CGO_CFLAGS ?= -O1 -g0
 BIN := bin
-CMDS := homed waiter hologram
+# hologram-bench is a development tool: built here, never packaged (packaging/mkpkg lists the
+# programs it ships).
+CMDS := homed waiter hologram hologram-bench
 
 .PHONY: all deps build run run-server test test-unit bench bench-memory vet fmt mutate-pairing smoke clean npm-peers
 
@@ -76,13 +78,13 @@ test: deps npm-peers assets jieba-dict packages
 
 bench: build
 	$(GO) test $(TESTFLAGS) -run '^$$' -bench . -benchmem $(BENCHARGS) ./...
-	$(BIN)/homed bench
+	$(BIN)/hologram-bench turns
 
 # bench-memory runs the recall benchmark on the LoCoMo dev split (evaluation data, never shipped).
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
 bench-memory: build
 	@mkdir -p build
-	$(BIN)/homed bench locomo $(LOCOMO) --json build/locomo-dev.json
+	$(BIN)/hologram-bench locomo $(LOCOMO) --json build/locomo-dev.json
 
 # mutate-pairing deletes each call/result pairing record line of kernel/agent in turn and shows
 # the agent's tests failing for every one of them.

@@ -3,7 +3,6 @@
 //
 //	homed [--data DIR] [--socket PATH] [--listen HOST:PORT] [--token-file F]
 //	      [--tls-cert F --tls-key F] [--key-file F] [--insecure] [--version]
-//	homed bench [--turns N]
 //
 // SIGTERM or SIGINT lets in-flight turns finish (up to 10 s, then cancels them), closes the store
 // and exits 0. Under a service manager (systemd's Type=notify: $NOTIFY_SOCKET) homed reports
@@ -46,7 +45,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	cfg, rest, err := config.Load("homed", args, env)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, strings.TrimSpace(strings.TrimPrefix(err.Error(), flag.ErrHelp.Error())))
-		fmt.Fprintln(stdout, "\nCommands:\n  bench [--turns N] [--starts N]\n    \tmeasure start to ready, API overhead per turn and idle RSS\n  bench locomo FILE [--json OUT]\n    \tthe memory recall benchmark on a LoCoMo-format file\n  bench memory [--events N] [--queries N] [--json OUT]\n    \trecall latency, ingest rate and RSS on a synthetic store (default 100,000 events)\n  version\n    \tprint the version")
+		fmt.Fprintln(stdout, "\nCommands:\n  version\n    \tprint the version\n\nBenchmarks are a separate program: hologram-bench.")
 		return 0
 	}
 	if err != nil {
@@ -59,19 +58,11 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	}
 	if len(rest) > 0 {
 		switch rest[0] {
-		case "bench":
-			if len(rest) > 1 && rest[1] == "locomo" {
-				return runBenchLocomo(ctx, rest[2:], stdout, stderr)
-			}
-			if len(rest) > 1 && rest[1] == "memory" {
-				return runBenchMemory(ctx, rest[2:], stdout, stderr)
-			}
-			return runBench(ctx, rest[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintf(stdout, "homed %s\n", daemon.Version())
 			return 0
 		}
-		fmt.Fprintf(stderr, "homed: unknown command %q (commands: bench, version)\n", rest[0])
+		fmt.Fprintf(stderr, "homed: unknown command %q (commands: version; benchmarks are hologram-bench)\n", rest[0])
 		return 2
 	}
 	n, err := newNotifier(env("NOTIFY_SOCKET"))

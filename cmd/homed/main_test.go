@@ -22,7 +22,8 @@ func TestRunCommandLine(t *testing.T) {
 	}{
 		{"version flag", []string{"--version"}, 0, "homed ", ""},
 		{"version command", []string{"version"}, 0, "homed ", ""},
-		{"help", []string{"--help"}, 0, "bench", ""},
+		{"help", []string{"--help"}, 0, "hologram-bench", ""},
+		{"bench is gone", []string{"bench"}, 2, "", `unknown command "bench"`},
 		{"unknown flag", []string{"--bogus"}, 2, "", "bogus"},
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"half a TLS pair", []string{"--tls-cert", "/x.pem"}, 2, "", "tls-key"},

@@ -60,25 +60,26 @@ type locomoReport struct {
 }
 
 func runBenchLocomo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("homed bench locomo", flag.ContinueOnError)
+	fs := flag.NewFlagSet("hologram-bench locomo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	jsonOut := fs.String("json", "", "also write the report as JSON to `file`")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: homed bench locomo FILE [--json OUT]")
-		return 2
-	}
-	rep, err := benchLocomo(ctx, fs.Arg(0), stdout)
+	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		fmt.Fprintf(stderr, "homed bench locomo: %v\n", err)
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: hologram-bench locomo FILE [--json OUT]")
+		return 2
+	}
+	rep, err := benchLocomo(ctx, pos[0], stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "hologram-bench locomo: %v\n", err)
 		return 1
 	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(stderr, "homed bench locomo: %v\n", err)
+			fmt.Fprintf(stderr, "hologram-bench locomo: %v\n", err)
 			return 1
 		}
 	}

@@ -59,29 +59,30 @@ type memoryIngestReport struct {
 }
 
 func runBenchMemory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("homed bench memory", flag.ContinueOnError)
+	fs := flag.NewFlagSet("hologram-bench memory", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	events := fs.Int("events", 100_000, "number of synthetic events to store")
 	queries := fs.Int("queries", 500, "number of recall queries to time")
 	single := fs.Int("single", 10_000, "how many of the events are ingested one per call (the rest 50 per call)")
 	jsonOut := fs.String("json", "", "also write the report as JSON to `file`")
 	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of the timed queries (recall only) to `file`")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() != 0 || *events <= 0 || *queries <= 0 || *single < 0 {
-		fmt.Fprintln(stderr, "usage: homed bench memory [--events N] [--queries N] [--single N] [--json OUT] [--cpuprofile FILE]")
+	if len(pos) != 0 || *events <= 0 || *queries <= 0 || *single < 0 {
+		fmt.Fprintln(stderr, "usage: hologram-bench memory [--events N] [--queries N] [--single N] [--json OUT] [--cpuprofile FILE]")
 		return 2
 	}
 	rep, err := benchMemory(ctx, *events, *queries, min(*single, *events), *cpuProf, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "homed bench memory: %v\n", err)
+		fmt.Fprintf(stderr, "hologram-bench memory: %v\n", err)
 		return 1
 	}
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(stderr, "homed bench memory: %v\n", err)
+			fmt.Fprintf(stderr, "hologram-bench memory: %v\n", err)
 			return 1
 		}
 	}
@@ -246,7 +247,7 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 	}
 	rep.RecallMS, rep.BaselineORMS, rep.BaselineOne = pct(phases[0].lat), pct(phases[1].lat), pct(phases[2].lat)
 
-	fmt.Fprintf(out, "homed bench memory (%d synthetic events, %d queries; GOMAXPROCS 1 for queries)\n", nEvents, nQueries)
+	fmt.Fprintf(out, "hologram-bench memory (%d synthetic events, %d queries; GOMAXPROCS 1 for queries)\n", nEvents, nQueries)
 	for _, key := range []string{"1_per_call", "50_per_call"} {
 		if r, ok := rep.Ingest[key]; ok {
 			fmt.Fprintf(out, "ingest %2d/call:       %7.0f events/s over %d events   (target ≥ 1000)\n", r.PerCall, r.EventsPerSec, r.Events)

@@ -23,28 +23,54 @@ import (
 
 // runBench measures homed itself (the kernel issue's figures): start to API ready, API overhead
 // per turn against an instant fake LLM (p50/p99 over --turns turns, with the fake's own round
-// trip measured in the same run as the baseline), and idle RSS. It starts this very binary as a
-// child homed on a temporary data dir.
+// trip measured in the same run as the baseline), and idle RSS. It starts a homed binary (--homed,
+// by default the homed next to this executable, else the one on PATH) as a child on a temporary
+// data dir.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("homed bench", flag.ContinueOnError)
+	fs := flag.NewFlagSet("hologram-bench turns", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	turns := fs.Int("turns", 1000, "number of turns to time")
 	starts := fs.Int("starts", 5, "number of cold starts to time")
-	if err := fs.Parse(args); err != nil {
+	homed := fs.String("homed", "", "the homed binary to measure (default: next to hologram-bench, else on PATH)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		return 2
 	}
-	if err := bench(ctx, *turns, *starts, stdout); err != nil {
-		fmt.Fprintf(stderr, "homed bench: %v\n", err)
+	if len(pos) != 0 || *turns <= 0 || *starts <= 0 {
+		fmt.Fprintln(stderr, "usage: hologram-bench turns [--turns N] [--starts N] [--homed PATH]")
+		return 2
+	}
+	exe, err := findHomed(*homed)
+	if err == nil {
+		err = bench(ctx, exe, *turns, *starts, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hologram-bench: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func bench(ctx context.Context, turns, starts int, out io.Writer) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
+// findHomed resolves the homed binary to measure: the given path, else homed beside this
+// executable (bin/ after make build), else homed on PATH.
+func findHomed(given string) (string, error) {
+	if given != "" {
+		return given, nil
 	}
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "homed")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("homed")
+	if err != nil {
+		return "", fmt.Errorf("no homed binary next to hologram-bench or on PATH (build it with make build, or pass --homed PATH)")
+	}
+	return p, nil
+}
+
+func bench(ctx context.Context, exe string, turns, starts int, out io.Writer) error {
 	tmp, err := os.MkdirTemp("", "hb")
 	if err != nil {
 		return err
@@ -138,7 +164,7 @@ func bench(ctx context.Context, turns, starts int, out io.Writer) error {
 		return s[min(len(s)-1, int(q*float64(len(s))))]
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-	fmt.Fprintf(out, "homed bench (%d starts, %d turns, instant fake LLM)\n", starts, turns)
+	fmt.Fprintf(out, "hologram-bench turns: homed (%d starts, %d turns, instant fake LLM)\n", starts, turns)
 	fmt.Fprintf(out, "start to API ready:   p50 %s  max %s   (target ≤ 300 ms)\n", ms(p(readyTimes, 0.5)), ms(slices.Max(readyTimes)))
 	fmt.Fprintf(out, "turn via API:         p50 %s  p99 %s\n", ms(p(turn, 0.5)), ms(p(turn, 0.99)))
 	fmt.Fprintf(out, "fake LLM alone:       p50 %s  p99 %s   (same-run baseline)\n", ms(p(base, 0.5)), ms(p(base, 0.99)))
