@@ -101,7 +101,11 @@ func (m *mem) session(ctx context.Context, id string) (sessionInfo, error) {
 func newMem(k *Kernel, store MemoryStore, tok func(string) ([]string, error)) (*mem, error) {
 	m := &mem{k: k, store: store, tok: tok, windows: map[string]client.Window{}, recalled: map[int64]bool{}, recalls: map[string]*client.Recall{}, sessWins: map[string]*sessWin{},
 		cfg: window.Config{Budget: k.cfg.Memory.WindowTokens, Recent: k.cfg.Memory.Recent, MaxItems: k.cfg.Agent.HistoryLimit}}
-	opts := cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames}
+	params, err := cold.DefaultParams().With(k.cfg.Memory.Recall)
+	if err != nil {
+		return nil, fmt.Errorf("memory.recall: %w", err)
+	}
+	opts := cold.Options{Index: store, Tokens: tok, Partners: m.partnerNames, Params: &params}
 	if k.dense != nil {
 		opts.Dense = k.dense // embedding.go
 	}
