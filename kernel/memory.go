@@ -416,7 +416,9 @@ func (m *mem) preActionRecall(ctx context.Context, d *agent.StageData) (agent.Pa
 		b.WriteString("Memories that may be relevant (recalled from earlier conversations; use them only if they help):\n")
 	}
 	for _, h := range hits {
-		line := "- " + describe(h.Event) + "\n"
+		ev := h.Event
+		ev.Content = h.Text() // a long event's passage (cold.Hit.Passage), not all of it
+		line := "- " + describe(ev) + "\n"
 		used += llm.EstimateTokens(line)
 		if used > autoRecallTokens {
 			break

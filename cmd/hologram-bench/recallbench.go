@@ -179,15 +179,15 @@ func runCorpus(ctx context.Context, k *kernel.Kernel, set recallSet, c benchCorp
 					tk, inBudget := 0, []string{}
 					for i, h := range hits {
 						if i < 10 {
-							tk += h.Event.Tokens
+							tk += h.Tokens() // the passage when the event is long: the recall text
 						}
 					}
 					used := 0
 					for _, h := range hits {
-						if used+h.Event.Tokens > btok {
+						if used+h.Tokens() > btok {
 							break
 						}
-						used += h.Event.Tokens
+						used += h.Tokens()
 						inBudget = append(inBudget, h.Event.Meta["unit"])
 					}
 					res.toks = append(res.toks, tk)

@@ -38,6 +38,12 @@ type Params struct {
 	PureTop   int
 	// SceneBoost: score × (1 + SceneBoost × similarity) for events of a scene the asker is in.
 	SceneBoost float64
+	// PassageTokens bounds what a hit shows of a long message: a longer event is recalled as its
+	// best passage of at most this many tokens (passage.go). 0 recalls whole events.
+	PassageTokens int
+	// Coherence: score × (1 + Coherence × coverage), coverage being the share of the query's
+	// terms (IDF-weighted, saturating) that the event's episode holds (coherence.go). 0 off.
+	Coherence float64
 	// DenseZ: an event counts on the dense side when its cosine to the query is at least this
 	// many standard deviations above the mean cosine of every event searched.
 	DenseZ float64
@@ -46,18 +52,20 @@ type Params struct {
 // DefaultParams returns the defaults.
 func DefaultParams() Params {
 	return Params{
-		MaxCands:     200,
-		PartnerBoost: 0.75,
-		DateBoost:    2.0,
-		PrevWeight:   0.5,
-		Prev2Weight:  0.2,
-		NextWeight:   0.1,
-		BurstGap:     time.Hour,
-		MaxNeighbour: 60,
-		BesidePen:    0.85,
-		PureTop:      4,
-		SceneBoost:   0.25,
-		DenseZ:       2.0,
+		MaxCands:      200,
+		PartnerBoost:  0.75,
+		DateBoost:     2.0,
+		PrevWeight:    0.5,
+		Prev2Weight:   0.2,
+		NextWeight:    0.1,
+		BurstGap:      time.Hour,
+		MaxNeighbour:  60,
+		BesidePen:     0.85,
+		PureTop:       4,
+		SceneBoost:    0.25,
+		DenseZ:        2.0,
+		Coherence:     2.0,
+		PassageTokens: 100,
 	}
 }
 
@@ -76,6 +84,8 @@ func (p *Params) fields() map[string]any {
 		"pure_top":          &p.PureTop,
 		"scene_boost":       &p.SceneBoost,
 		"dense_z":           &p.DenseZ,
+		"passage_tokens":    &p.PassageTokens,
+		"coherence":         &p.Coherence,
 	}
 }
 

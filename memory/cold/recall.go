@@ -127,11 +127,31 @@ type Query struct {
 	Scenes map[string]float64
 }
 
-// Hit is one recalled event with its score and why it ranks there.
+// Hit is one recalled event with its score and why it ranks there. When the event is longer
+// than Params.PassageTokens, Passage is the part of it worth showing (passage.go) and
+// PassageTokens its tokens; otherwise Passage is empty and the whole event is the recall.
 type Hit struct {
-	Event  memory.Event
-	Score  float64
-	Reason string
+	Event         memory.Event
+	Score         float64
+	Reason        string
+	Passage       string
+	PassageTokens int
+}
+
+// Text is what the hit recalls: its passage, or the whole event's content.
+func (h Hit) Text() string {
+	if h.Passage != "" {
+		return h.Passage
+	}
+	return h.Event.Content
+}
+
+// Tokens is the token count of [Hit.Text].
+func (h Hit) Tokens() int {
+	if h.Passage != "" {
+		return h.PassageTokens
+	}
+	return h.Event.Tokens
 }
 
 // cand is an event being scored.
@@ -173,6 +193,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 			if err := r.smooth(ctx, q, cs, dates); err != nil {
 				return nil, err
 			}
+			if err := r.coherence(ctx, cs, terms); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The dense side runs even when the sparse one found nothing: that is when it helps most.
@@ -184,7 +207,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	return top(cs, q, r.p), nil
+	hits := top(cs, q, r.p)
+	r.passages(hits, terms)
+	return hits, nil
 }
 
 // search runs the BM25 query and records each match's score.
