@@ -65,7 +65,7 @@ func DefaultParams() Params {
 		SceneBoost:    0.25,
 		DenseZ:        2.0,
 		Coherence:     2.0,
-		PassageTokens: 100,
+		PassageTokens: 80,
 	}
 }
 
