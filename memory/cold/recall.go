@@ -50,6 +50,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/embed"
@@ -456,12 +457,20 @@ func top(cs map[int64]*cand, q Query, p Params) []Hit {
 		eff[best] = -1
 		chosen[key{best.ev.Session, best.pos}] = true
 		for _, c := range all {
-			if len(out) > p.PureTop && eff[c] > 0 && c.ev.Session == best.ev.Session && (c.pos == best.pos+1 || c.pos == best.pos-1) {
+			if len(out) > p.PureTop && eff[c] > 0 && c.ev.Session == best.ev.Session && (c.pos == best.pos+1 || c.pos == best.pos-1) &&
+				within(c.ev.Time, best.ev.Time, p.BurstGap) {
 				eff[c] *= p.BesidePen
 			}
 		}
 	}
 	return out
+}
+
+// within reports whether a and b are at most gap apart: turns of one stretch of conversation.
+// Two separate memories stored next to each other are not "beside" each other.
+func within(a, b time.Time, gap time.Duration) bool {
+	d := a.Sub(b)
+	return d <= gap && d >= -gap
 }
 
 func sortedByScore(cs map[int64]*cand) []*cand {
