@@ -80,11 +80,15 @@ bench: build
 	$(GO) test $(TESTFLAGS) -run '^$$' -bench . -benchmem $(BENCHARGS) ./...
 	$(BIN)/hologram-bench turns
 
-# bench-memory runs the recall benchmark on the LoCoMo dev split (evaluation data, never shipped).
+# bench-memory runs the recall benchmark on every dev set (evaluation data, never shipped): LoCoMo
+# dev, RealMem, MADial zh and en, each beside its same-run BM25 baseline, in one table; the JSON
+# report goes to build/recall-dev.json. BENCHARGS adds flags, e.g. BENCHARGS='--param date_boost=0'.
 LOCOMO ?= ../shared/data/locomo/locomo-dev.json
+REALMEM ?= ../shared/data/realmem
+MADIAL ?= ../shared/data/madial
 bench-memory: build
 	@mkdir -p build
-	$(BIN)/hologram-bench locomo $(LOCOMO) --json build/locomo-dev.json
+	$(BIN)/hologram-bench recall --locomo $(LOCOMO) --realmem $(REALMEM) --madial $(MADIAL) --json build/recall-dev.json $(BENCHARGS)
 
 # mutate-pairing deletes each call/result pairing record line of kernel/agent in turn and shows
 # the agent's tests failing for every one of them.

@@ -38,8 +38,13 @@ type Facility struct {
 // newEngine builds the memory engine on the kernel's store, clock, log and providers.
 func newEngine(k *Kernel, deps Deps) (*engine.Engine, error) {
 	mc := k.cfg.Memory
+	params, err := cold.DefaultParams().With(mc.Recall)
+	if err != nil {
+		return nil, fmt.Errorf("memory.recall: %w", err)
+	}
 	return engine.New(engine.Options{
-		Store: deps.Store, Tokens: deps.Tokens, CountTokens: llm.EstimateTokens, Clock: k.clock, Logger: k.log,
+		Recall: &params,
+		Store:  deps.Store, Tokens: deps.Tokens, CountTokens: llm.EstimateTokens, Clock: k.clock, Logger: k.log,
 		Config: engine.Config{WindowTokens: mc.WindowTokens, Recent: mc.Recent, HistoryLimit: k.cfg.Agent.HistoryLimit,
 			Extractor: mc.Extractor, DistillAccesses: mc.DistillAccesses, DistillIdle: mc.DistillIdle.Duration},
 		Completer: llmCompleter{k},

@@ -4,8 +4,12 @@
 //
 //	hologram-bench [turns] [--turns N] [--starts N] [--homed PATH]
 //	    start to API ready, API overhead per turn and idle RSS of a child homed
-//	hologram-bench locomo [--json OUT] FILE
-//	    the memory recall benchmark on a LoCoMo-format file
+//	hologram-bench locomo [--json OUT] [--param name=value]… FILE
+//	    the memory recall benchmark on a LoCoMo-format file, beside the same-run BM25 baseline
+//	hologram-bench realmem DIR | madial DIR [--lang zh,en]
+//	    the same on RealMem personas (user↔assistant) and MADial-Bench (Chinese, English)
+//	hologram-bench recall --locomo FILE --realmem DIR --madial DIR
+//	    every set, one table (make bench-memory)
 //	hologram-bench memory [--events N] [--queries N] [--json OUT]
 //	    recall latency, ingest rate and RSS on a synthetic store (default 100,000 events)
 //
@@ -27,8 +31,12 @@ const usage = `usage: hologram-bench COMMAND [flags] [args]
 Commands:
   turns [--turns N] [--starts N] [--homed PATH]
     	measure start to ready, API overhead per turn and idle RSS of a child homed (the default)
-  locomo FILE [--json OUT]
-    	the memory recall benchmark on a LoCoMo-format file
+  locomo FILE [--json OUT] [--param name=value]...
+    	the memory recall benchmark on a LoCoMo-format file, beside the same-run BM25 baseline
+  realmem DIR, madial DIR [--lang zh,en]
+    	the same on RealMem personas and MADial-Bench
+  recall [--locomo FILE] [--realmem DIR] [--madial DIR]
+    	several sets, one table (make bench-memory)
   memory [--events N] [--queries N] [--json OUT]
     	recall latency, ingest rate and RSS on a synthetic store (default 100,000 events)`
 
@@ -42,8 +50,8 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "locomo":
-			return runBenchLocomo(ctx, args[1:], stdout, stderr)
+		case "locomo", "realmem", "madial", "recall":
+			return runBenchRecall(ctx, args[0], args[1:], stdout, stderr)
 		case "memory":
 			return runBenchMemory(ctx, args[1:], stdout, stderr)
 		case "turns":
@@ -53,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		if len(args[0]) > 0 && args[0][0] != '-' {
-			fmt.Fprintf(stderr, "hologram-bench: unknown command %q (commands: turns, locomo, memory)\n", args[0])
+			fmt.Fprintf(stderr, "hologram-bench: unknown command %q (commands: turns, locomo, realmem, madial, recall, memory)\n", args[0])
 			return 2
 		}
 	}

@@ -149,6 +149,10 @@ type MemoryConfig struct {
 	// Extractor chooses distillation's extractor: "auto" (the LLM when a provider is set,
 	// falling back to the rules), "llm" or "rules" (LLM-free). Default "auto".
 	Extractor string `toml:"extractor"`
+	// Recall overrides recall's retrieval parameters by name (`[memory.recall]`, e.g.
+	// `date_boost = 1.5`); memory/cold's Params documents each name and its default, and
+	// kernel.New fails on an unknown one.
+	Recall map[string]float64 `toml:"recall"`
 }
 
 // Memory defaults.

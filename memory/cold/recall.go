@@ -15,23 +15,32 @@
 //     the same burst of conversation;
 //   - scenes: an event of a scene the asker is in now (Query.Scenes, from scene.Tracker.Match)
 //     gains in proportion to how closely the scene matches;
+//   - episode coherence: an event gains with the share of the query's terms its stretch of
+//     conversation covers (coherence.go): a plan talked over for several turns names each part
+//     once;
 //   - diversity: after the first few results, a turn right beside one already chosen competes
-//     at a discount, so a longer list covers more places in the conversation.
+//     at a discount, so a longer list covers more places in the conversation;
+//   - passages: a long event (an assistant's answer, a pasted document) is recalled as its
+//     passage that holds the query's terms (passage.go; Hit.Passage), not whole.
+//
+// Every parameter of these steps is in [Params] (defaults in [DefaultParams], the owner's
+// overrides in the `[memory.recall]` config keys).
 //
 // Pseudo-relevance feedback (searching the best terms of the first results again) was measured
 // and left out: on the dev split it moved no figure beyond noise and cost a second search.
 //
-// Each step is justified by the recall benchmark (docs/benchmarks.md).
+// Each step is measured by the recall benchmark on every dev set together (LoCoMo, RealMem,
+// MADial zh and en; docs/benchmarks.md, with an ablation per set).
 //
 // With a dense model active (Options.Dense), the events nearest the query in the model's space
 // join the candidates, and the sparse ranking (everything above) and the dense one are fused by
 // reciprocal rank ([embed.Fuse]): a paraphrase that shares no word with the query can rank, and
 // an event both sides agree on ranks first. Only events that stand out from the query's
-// background similarity count on the dense side (see denseZ); events without a vector in the
+// background similarity count on the dense side (see Params.DenseZ); events without a vector in the
 // active space are ranked by the sparse side alone, so spaces never mix. In a large memory the
 // nearest few of thousands stand out by chance too, so with a model active recall nearly always
 // returns something; fusion ranks those dense-only events after the ones both sides agree on.
-// Calibrating denseZ needs the recall benchmark run with a real model (not done yet).
+// Calibrating DenseZ needs the recall benchmark run with a real model (not done yet).
 package cold
 
 import (
@@ -45,32 +54,6 @@ import (
 
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/embed"
-)
-
-// Tuning constants, chosen on the LoCoMo dev split as whole-method settings (never per
-// question); docs/benchmarks.md records the measurements behind each.
-const (
-	maxCands     = 200  // best BM25 matches considered per query: 10 per result wanted, 30–200
-	partnerBoost = 0.75 // score × (1 + partnerBoost) for events said by the one partner the query names
-	dateBoost    = 2.0  // added for events on a date the query names (±1 day; same month if no day)
-	prevWeight   = 0.5  // share of the previous turn's score an event inherits
-	prev2Weight  = 0.2  // … of the turn before that
-	nextWeight   = 0.1  // … of the next turn
-	burstGap     = time.Hour
-	maxNeighbour = 60   // events whose neighbours are fetched for the context step: 4 per result, at most 60
-	besidePen    = 0.85 // past the first pureTop, an event right beside one chosen competes at this fraction
-	pureTop      = 4    // the first picks are pure relevance (an answer often spans adjacent turns)
-	// sceneBoost: score × (1 + sceneBoost × similarity) for events of a scene the asker is in
-	// (its channel and partner). A quarter at most, a third of partnerBoost. LoCoMo has one
-	// channel, so it cannot show what scenes are for; there it moves results by a question or
-	// two either way at 0.1–0.5 (docs/benchmarks.md); tests show the ranking it is for.
-	sceneBoost = 0.25
-	// denseZ: an event counts on the dense side when its cosine to the query is at least this
-	// many standard deviations above the mean cosine of every event searched. In a model's
-	// space every text is somewhat near every other (e5's cosines of unrelated texts sit near
-	// 0.75, bge's near 0.4), so "the nearest" alone would bring back something for any query;
-	// what stands out from the query's background similarity is what is related to it.
-	denseZ = 2.0
 )
 
 // Dense is the dense side of recall: the kernel's active embedding model and the vectors of
@@ -118,17 +101,26 @@ type Options struct {
 	Partners func(ctx context.Context, v memory.Viewer) ([]string, error)
 	// Dense, when set, is fused with the sparse score.
 	Dense Dense
+	// Params are the retrieval parameters; nil: [DefaultParams].
+	Params *Params
 }
 
 // Recaller runs recall queries. It is safe for concurrent use.
-type Recaller struct{ opts Options }
+type Recaller struct {
+	opts Options
+	p    Params
+}
 
 // New returns a Recaller.
 func New(opts Options) (*Recaller, error) {
 	if opts.Index == nil || opts.Tokens == nil {
 		return nil, errors.New("cold: Index and Tokens are required")
 	}
-	return &Recaller{opts: opts}, nil
+	p := DefaultParams()
+	if opts.Params != nil {
+		p = *opts.Params
+	}
+	return &Recaller{opts: opts, p: p}, nil
 }
 
 // Query is one recall request.
@@ -145,11 +137,31 @@ type Query struct {
 	Scenes map[string]float64
 }
 
-// Hit is one recalled event with its score and why it ranks there.
+// Hit is one recalled event with its score and why it ranks there. When the event is longer
+// than Params.PassageTokens, Passage is the part of it worth showing (passage.go) and
+// PassageTokens its tokens; otherwise Passage is empty and the whole event is the recall.
 type Hit struct {
-	Event  memory.Event
-	Score  float64
-	Reason string
+	Event         memory.Event
+	Score         float64
+	Reason        string
+	Passage       string
+	PassageTokens int
+}
+
+// Text is what the hit recalls: its passage, or the whole event's content.
+func (h Hit) Text() string {
+	if h.Passage != "" {
+		return h.Passage
+	}
+	return h.Event.Content
+}
+
+// Tokens is the token count of [Hit.Text].
+func (h Hit) Tokens() int {
+	if h.Passage != "" {
+		return h.PassageTokens
+	}
+	return h.Event.Tokens
 }
 
 // cand is an event being scored.
@@ -191,6 +203,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 			if err := r.smooth(ctx, q, cs, dates); err != nil {
 				return nil, err
 			}
+			if err := r.coherence(ctx, cs, terms); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The dense side runs even when the sparse one found nothing: that is when it helps most.
@@ -202,13 +217,15 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	return top(cs, q), nil
+	hits := top(cs, q, r.p)
+	r.passages(hits, terms)
+	return hits, nil
 }
 
 // search runs the BM25 query and records each match's score.
 func (r *Recaller) search(ctx context.Context, q Query, terms []string, cs map[int64]*cand) error {
 	hits, err := r.opts.Index.SearchTerms(ctx, memory.TextQuery{Terms: terms, Viewer: q.Viewer, Layers: q.Layers, Session: q.Session,
-		Limit: min(maxCands, max(20, 6*q.K))})
+		Limit: min(r.p.MaxCands, max(20, 6*q.K))})
 	if err != nil {
 		return fmt.Errorf("recall: %w", err)
 	}
@@ -232,15 +249,15 @@ func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate, sc
 			c.why = append(c.why, fmt.Sprintf("bm25 %.2f", c.bm25))
 		}
 		if partner != "" && strings.EqualFold(c.ev.Partner, partner) {
-			c.base *= 1 + partnerBoost
+			c.base *= 1 + r.p.PartnerBoost
 			c.why = append(c.why, "said by "+c.ev.Partner)
 		}
 		if onDate(c.ev.Time, dates) {
-			c.base += dateBoost
+			c.base += r.p.DateBoost
 			c.why = append(c.why, "on the date asked")
 		}
 		if sim, ok := scenes[c.ev.Scene]; ok && c.ev.Scene != "" && sim > 0 {
-			c.base *= 1 + sceneBoost*sim
+			c.base *= 1 + r.p.SceneBoost*sim
 			c.why = append(c.why, "scene "+c.ev.Scene)
 		}
 		c.score = c.base
@@ -253,7 +270,7 @@ func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate, sc
 // all known events, a source's true next and previous turns sit right beside it.
 func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, dates []qdate) error {
 	best := sortedByBase(cs)
-	if n := min(maxNeighbour, 3*q.K); len(best) > n {
+	if n := min(r.p.MaxNeighbour, 3*q.K); len(best) > n {
 		best = best[:n]
 	}
 	ids := make([]int64, 0, len(best))
@@ -268,7 +285,7 @@ func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, date
 		if cs[ev.ID] == nil && layerOK(ev.Layer, q.Layers) && (q.Session == "" || ev.Session == q.Session) {
 			c := &cand{ev: ev}
 			if onDate(ev.Time, dates) {
-				c.base = dateBoost
+				c.base = r.p.DateBoost
 				c.why = append(c.why, "on the date asked")
 			}
 			cs[ev.ID] = c
@@ -297,7 +314,7 @@ func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, date
 		}
 		t := all[to]
 		gap := t.ev.Time.Sub(from.ev.Time)
-		if t.ev.Session == from.ev.Session && gap <= burstGap && gap >= -burstGap {
+		if t.ev.Session == from.ev.Session && gap <= r.p.BurstGap && gap >= -r.p.BurstGap {
 			add[to] += w * from.base
 		}
 	}
@@ -306,11 +323,11 @@ func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, date
 			continue
 		}
 		i := pos[src.ev.ID]
-		give(src, i+1, prevWeight)
+		give(src, i+1, r.p.PrevWeight)
 		if i+1 < len(all) && all[i+1].ev.Session == src.ev.Session {
-			give(src, i+2, prev2Weight)
+			give(src, i+2, r.p.Prev2Weight)
 		}
-		give(src, i-1, nextWeight)
+		give(src, i-1, r.p.NextWeight)
 	}
 	for i, c := range all {
 		if add[i] > 0 {
@@ -321,19 +338,19 @@ func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, date
 	return nil
 }
 
-// fuseDense runs the dense search, adds the events that stand out (see denseZ) to the
+// fuseDense runs the dense search, adds the events that stand out (see Params.DenseZ) to the
 // candidates, and replaces every candidate's score by its reciprocal-rank fusion of the sparse
 // ranking (the scores so far) and the dense one. When no event stands out the sparse scores are
 // left as they are.
 func (r *Recaller) fuseDense(ctx context.Context, q Query, cs map[int64]*cand) error {
 	res, err := r.opts.Dense.Search(ctx, DenseQuery{Text: q.Text, Viewer: q.Viewer, Layers: q.Layers, Session: q.Session,
-		Limit: min(maxCands, max(20, 6*q.K))})
+		Limit: min(r.p.MaxCands, max(20, 6*q.K))})
 	if err != nil {
 		return fmt.Errorf("recall: dense: %w", err)
 	}
 	floor := math.Inf(1)
 	if res.SD > 1e-9 {
-		floor = res.Mean + denseZ*res.SD
+		floor = res.Mean + r.p.DenseZ*res.SD
 	}
 	var dense []embed.Scored[int64]
 	for _, h := range res.Hits {
@@ -408,7 +425,7 @@ func (r *Recaller) namedPartner(ctx context.Context, q Query, terms []string) (s
 	return "", nameTerms, nil
 }
 
-func top(cs map[int64]*cand, q Query) []Hit {
+func top(cs map[int64]*cand, q Query, p Params) []Hit {
 	all := sortedByScore(cs)
 	// Greedy selection: the first picks by relevance alone; after them, the turns right beside
 	// a chosen one are discounted (the context step lifts whole neighbourhoods, and a longer
@@ -440,12 +457,20 @@ func top(cs map[int64]*cand, q Query) []Hit {
 		eff[best] = -1
 		chosen[key{best.ev.Session, best.pos}] = true
 		for _, c := range all {
-			if len(out) > pureTop && eff[c] > 0 && c.ev.Session == best.ev.Session && (c.pos == best.pos+1 || c.pos == best.pos-1) {
-				eff[c] *= besidePen
+			if len(out) > p.PureTop && eff[c] > 0 && c.ev.Session == best.ev.Session && (c.pos == best.pos+1 || c.pos == best.pos-1) &&
+				within(c.ev.Time, best.ev.Time, p.BurstGap) {
+				eff[c] *= p.BesidePen
 			}
 		}
 	}
 	return out
+}
+
+// within reports whether a and b are at most gap apart: turns of one stretch of conversation.
+// Two separate memories stored next to each other are not "beside" each other.
+func within(a, b time.Time, gap time.Duration) bool {
+	d := a.Sub(b)
+	return d <= gap && d >= -gap
 }
 
 func sortedByScore(cs map[int64]*cand) []*cand {

@@ -161,3 +161,37 @@ func TestQueryDates(t *testing.T) {
 		}
 	}
 }
+
+func TestParamsWith(t *testing.T) {
+	def := DefaultParams()
+	cases := []struct {
+		name string
+		over map[string]float64
+		want func(Params) bool
+		err  string
+	}{
+		{"none", nil, func(p Params) bool { return p == def }, ""},
+		{"float", map[string]float64{"date_boost": 0}, func(p Params) bool { return p.DateBoost == 0 && p.PrevWeight == def.PrevWeight }, ""},
+		{"int rounds", map[string]float64{"max_candidates": 99.6}, func(p Params) bool { return p.MaxCands == 100 }, ""},
+		{"duration in seconds", map[string]float64{"burst_gap_seconds": 90}, func(p Params) bool { return p.BurstGap == 90*time.Second }, ""},
+		{"unknown", map[string]float64{"dat_boost": 1}, nil, `unknown recall parameter "dat_boost"`},
+		{"negative", map[string]float64{"prev_weight": -1}, nil, "prev_weight must be"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := def.With(tc.over)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !tc.want(p) {
+				t.Fatalf("With(%v) = %+v, %v", tc.over, p, err)
+			}
+		})
+	}
+	if n := len(ParamNames()); n != len(def.fields()) || n < 10 {
+		t.Errorf("ParamNames has %d names", n)
+	}
+}

@@ -2,6 +2,7 @@ package cold
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestSceneBoost(t *testing.T) {
 			if len(hits) != 2 || hits[0].Event.ID != evs[1].ID {
 				t.Fatalf("the scene's event is not first: %+v", hits)
 			}
-			if want := plain[0].Score * (1 + sceneBoost*tc.sim); hits[0].Score != want || hits[1].Score != plain[0].Score {
+			if want := plain[0].Score * (1 + DefaultParams().SceneBoost*tc.sim); math.Abs(hits[0].Score-want) > 1e-12*want || hits[1].Score != plain[0].Score {
 				t.Fatalf("scores %v, %v; want %v, %v", hits[0].Score, hits[1].Score, want, plain[0].Score)
 			}
 			if !strings.Contains(hits[0].Reason, "scene "+key) || strings.Contains(hits[1].Reason, "scene") {

@@ -78,6 +78,8 @@ type Options struct {
 	ActiveTurns func() int
 	// Dense is the dense side's model manager and runtime (Models nil: sparse only).
 	Dense DenseOptions
+	// Recall holds recall's retrieval parameters (nil: cold.DefaultParams).
+	Recall *cold.Params
 }
 
 // Engine is the memory of one kernel.
@@ -159,7 +161,7 @@ func New(opts Options) (*Engine, error) {
 	m := &Engine{store: opts.Store, tok: opts.Tokens, count: opts.CountTokens, clock: opts.Clock, log: opts.Logger, opts: opts,
 		windows: map[string]Window{}, recalled: map[int64]bool{}, recalls: map[string]*Recall{}, sessWins: map[string]*sessWin{},
 		cfg: window.Config{Budget: opts.Config.WindowTokens, Recent: opts.Config.Recent, MaxItems: opts.Config.HistoryLimit}}
-	copts := cold.Options{Index: opts.Store, Tokens: opts.Tokens, Partners: m.partnerNames}
+	copts := cold.Options{Index: opts.Store, Tokens: opts.Tokens, Partners: m.partnerNames, Params: opts.Recall}
 	if opts.Dense.Models != nil {
 		m.dense = newDense(m, opts.Dense)
 		copts.Dense = m.dense

@@ -65,7 +65,9 @@ func (m *Engine) RecallText(ctx context.Context, session, turnID, input string) 
 		b.WriteString("Memories that may be relevant (recalled from earlier conversations; use them only if they help):\n")
 	}
 	for _, h := range hits {
-		line := "- " + describe(h.Event) + "\n"
+		ev := h.Event
+		ev.Content = h.Text() // a long event's passage (cold.Hit.Passage), not all of it
+		line := "- " + describe(ev) + "\n"
 		used += m.count(line)
 		if used > autoRecallTokens {
 			break

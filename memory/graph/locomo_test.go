@@ -399,8 +399,9 @@ func TestLoCoMoRules(t *testing.T) {
 	}
 	logRow("topics off (MaxTopics -1)", base)
 
-	// The topics at several bounds; the default is the bound of 1, 2, 3 or 5 with the best
-	// entity F1 and a precision of at least 0.40. 8 is measured to show what more would give.
+	// The topics at several bounds, logged for docs/benchmarks.md (8 shows what more would give).
+	// The default is not pinned to the best of them on this evaluation data: a test may check
+	// that a default is sane, never that it equals an optimum.
 	var def locomoScores
 	bestF, bestN := 0.0, 0
 	for _, n := range []int{1, 2, 3, 5, 8} {
@@ -418,8 +419,8 @@ func TestLoCoMoRules(t *testing.T) {
 		}
 	}
 	t.Logf("best entity F1 with precision ≥ 0.40 (1, 2, 3, 5): MaxTopics %d (F1 %.3f)", bestN, bestF)
-	if bestN != DefaultMaxTopics {
-		t.Errorf("DefaultMaxTopics is %d, but %d has the best entity F1 with precision ≥ 0.40", DefaultMaxTopics, bestN)
+	if DefaultMaxTopics < 1 || DefaultMaxTopics > 8 {
+		t.Errorf("DefaultMaxTopics is %d: topics are on by default and bounded (1–8)", DefaultMaxTopics)
 	}
 
 	// Floors a few points under the measured figures (docs/benchmarks.md, "Fact extraction"):

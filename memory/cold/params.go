@@ -1,0 +1,132 @@
+package cold
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Params holds every retrieval parameter of recall, so that an ablation is a setting, not an
+// edit. [DefaultParams] documents the defaults; the owner may override any of them with the
+// `[memory.recall]` config keys (the names below), and the recall benchmark with --param. The
+// same values serve every language and every kind of conversation.
+//
+// Defaults were chosen as whole-method settings over all the dev sets together (LoCoMo,
+// RealMem, MADial zh and en; docs/benchmarks.md), never per question or per set.
+type Params struct {
+	// MaxCands is how many best BM25 matches are considered per query (at least 20, 6 per
+	// result wanted, at most this).
+	MaxCands int
+	// PartnerBoost: score × (1 + PartnerBoost) for events said by the one partner the query
+	// names.
+	PartnerBoost float64
+	// DateBoost is added for events on a date the query names (±1 day; same month if no day).
+	DateBoost float64
+	// PrevWeight, Prev2Weight and NextWeight: the share of the previous turn's, the one before
+	// it, and the next turn's base score an event inherits (neighbouring-turn context) within a
+	// burst of conversation (gaps under BurstGap).
+	PrevWeight, Prev2Weight, NextWeight float64
+	BurstGap                            time.Duration
+	// MaxNeighbour bounds the events whose neighbours are fetched for the context step (3 per
+	// result wanted, at most this).
+	MaxNeighbour int
+	// BesidePen: past the first PureTop picks, an event right beside one chosen competes at
+	// this fraction of its score (diversity). 1 turns diversity off.
+	BesidePen float64
+	PureTop   int
+	// SceneBoost: score × (1 + SceneBoost × similarity) for events of a scene the asker is in.
+	SceneBoost float64
+	// PassageTokens bounds what a hit shows of a long message: a longer event is recalled as its
+	// best passage of at most this many tokens (passage.go). 0 recalls whole events.
+	PassageTokens int
+	// Coherence: score × (1 + Coherence × coverage), coverage being the share of the query's
+	// terms (IDF-weighted, saturating) that the event's episode holds (coherence.go). 0 off.
+	Coherence float64
+	// DenseZ: an event counts on the dense side when its cosine to the query is at least this
+	// many standard deviations above the mean cosine of every event searched.
+	DenseZ float64
+}
+
+// DefaultParams returns the defaults.
+func DefaultParams() Params {
+	return Params{
+		MaxCands:      200,
+		PartnerBoost:  0.75,
+		DateBoost:     2.0,
+		PrevWeight:    0.5,
+		Prev2Weight:   0.2,
+		NextWeight:    0.1,
+		BurstGap:      time.Hour,
+		MaxNeighbour:  60,
+		BesidePen:     0.85,
+		PureTop:       4,
+		SceneBoost:    0.25,
+		DenseZ:        2.0,
+		Coherence:     2.0,
+		PassageTokens: 80,
+	}
+}
+
+// paramKeys maps the config key names to the fields (durations in seconds, counts rounded).
+func (p *Params) fields() map[string]any {
+	return map[string]any{
+		"max_candidates":    &p.MaxCands,
+		"partner_boost":     &p.PartnerBoost,
+		"date_boost":        &p.DateBoost,
+		"prev_weight":       &p.PrevWeight,
+		"prev2_weight":      &p.Prev2Weight,
+		"next_weight":       &p.NextWeight,
+		"burst_gap_seconds": &p.BurstGap,
+		"max_neighbour":     &p.MaxNeighbour,
+		"beside_penalty":    &p.BesidePen,
+		"pure_top":          &p.PureTop,
+		"scene_boost":       &p.SceneBoost,
+		"dense_z":           &p.DenseZ,
+		"passage_tokens":    &p.PassageTokens,
+		"coherence":         &p.Coherence,
+	}
+}
+
+// ParamNames lists the keys [Params.With] accepts, sorted.
+func ParamNames() []string {
+	var p Params
+	var out []string
+	for k := range p.fields() {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// With returns p with the named overrides applied (the `[memory.recall]` keys). An unknown
+// name, a negative or non-finite value is an error naming it.
+func (p Params) With(over map[string]float64) (Params, error) {
+	f := p.fields()
+	var bad []string
+	for name, v := range over {
+		ptr, ok := f[name]
+		if !ok {
+			bad = append(bad, fmt.Sprintf("unknown recall parameter %q (known: %s)", name, strings.Join(ParamNames(), ", ")))
+			continue
+		}
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			bad = append(bad, fmt.Sprintf("recall parameter %s must be a finite number ≥ 0, got %g", name, v))
+			continue
+		}
+		switch x := ptr.(type) {
+		case *int:
+			*x = int(math.Round(v))
+		case *float64:
+			*x = v
+		case *time.Duration:
+			*x = time.Duration(v * float64(time.Second))
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return p, fmt.Errorf("%s", strings.Join(bad, "; "))
+	}
+	return p, nil
+}
