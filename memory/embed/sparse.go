@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 )
 
 // ErrTokenizerClosed is returned by [Tokenizer.Tokens] (for Han text) and [Tokenizer.Load]
@@ -288,11 +290,20 @@ func finishWord(word []byte, c runeClass, runes int, latin bool) (string, bool) 
 	return string(word), true
 }
 
-// Stem returns the Snowball English stem of a lowercase word ("running" → "run",
-// "groups" → "group"). Words of one or two letters come back unchanged. It is safe for
-// concurrent use.
+// Stem returns the Snowball English (Porter2) stem of a word ("running" → "run",
+// "groups" → "group"), stop words included. The word is trimmed of spaces and lowercased
+// first; words of one or two bytes come back unchanged. It is safe for concurrent use.
+//
+// The stemmer is the official Snowball one as generated for Go
+// (github.com/blevesearch/snowballstem/english), which links no `testing` package.
 func Stem(word string) string {
-	return english.Stem(word, true)
+	word = strings.ToLower(strings.TrimSpace(word))
+	if len(word) <= 2 {
+		return word
+	}
+	env := snowballstem.NewEnv(word)
+	english.Stem(env)
+	return env.Current()
 }
 
 // stems caches [Stem] results: stemming is most of the cost of English text, and the

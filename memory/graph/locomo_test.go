@@ -13,9 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kljensen/snowball/english"
-
 	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/embed"
 )
 
 // The LoCoMo measurement of the rules extractor: method and figures in docs/benchmarks.md, "Fact extraction".
@@ -219,7 +218,7 @@ func lemmas(words []string) map[string]bool {
 			if goldStop[part] || len(part) < 2 || isNumber(part) {
 				continue
 			}
-			m[english.Stem(part, true)] = true
+			m[embed.Stem(part)] = true
 		}
 	}
 	return m
