@@ -2,11 +2,8 @@ package kernel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +37,6 @@ const (
 	testReplyLen  = 200
 )
 
-// maxModelsBody bounds a /models answer read by DetectProviders.
-const maxModelsBody = 4 << 20
-
 // DetectTarget is a local OpenAI-compatible server DetectProviders looks for: its provider name
 // and its models URL (the base URL followed by /models).
 type DetectTarget struct {
@@ -61,7 +55,6 @@ type deskOptions struct {
 	targets     []DetectTarget
 	probe       time.Duration
 	testTimeout time.Duration
-	hc          *http.Client // probes go to loopback servers: no proxy
 }
 
 func newDeskOptions(d Deps) deskOptions {
@@ -75,9 +68,6 @@ func newDeskOptions(d Deps) deskOptions {
 	if o.testTimeout <= 0 {
 		o.testTimeout = DefaultProviderTestTimeout
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	o.hc = &http.Client{Transport: tr}
 	return o
 }
 
@@ -138,11 +128,6 @@ func (k *Kernel) refusePaused(sess memory.Session) error {
 		client.ErrUnavailable, sess.Channel)
 }
 
-// modelLister is what llm/openai's client offers besides Chat: GET {base}/models.
-type modelLister interface {
-	Models(ctx context.Context) ([]string, error)
-}
-
 // TestProvider implements client.Service: it validates p like AddProvider, builds the provider
 // (without saving it), sends one small non-streamed request and lists the server's models. A
 // provider that fails answers OK false with the error; the call fails only for an invalid
@@ -166,9 +151,7 @@ func (k providerRole) TestProvider(ctx context.Context, p client.ProviderConfig)
 		models    []string
 		modelsErr error
 	)
-	if ml, ok := prov.(modelLister); ok {
-		wg.Go(func() { models, modelsErr = ml.Models(tctx) })
-	}
+	wg.Go(func() { models, modelsErr = prov.Models(tctx) })
 	t0 := time.Now()
 	resp, err := prov.Chat(tctx, llm.Request{MaxTokens: testMaxTokens, Messages: []llm.Message{
 		{Role: "system", Content: testPrompt},
@@ -227,7 +210,7 @@ func (k providerRole) DetectProviders(ctx context.Context) ([]client.ProviderCon
 	var wg sync.WaitGroup
 	for i, t := range k.desk.targets {
 		wg.Go(func() {
-			models, err := k.probe(ctx, t.URL)
+			models, err := probe(ctx, k, t)
 			if err != nil || len(models) == 0 {
 				k.log.Debug("provider detection: nothing usable", "target", t.Name, "url", t.URL, "err", err)
 				return
@@ -249,36 +232,24 @@ func (k providerRole) DetectProviders(ctx context.Context) ([]client.ProviderCon
 	return out, nil
 }
 
-// probe lists the models of an OpenAI-compatible models URL ({"data":[{"id":…}]}).
-func (k *Kernel) probe(ctx context.Context, url string) ([]string, error) {
+// probe lists the models of a local OpenAI-compatible server through the provider factory's
+// client (GET {base}/models), within the probe timeout. Loopback requests are never proxied.
+func probe(ctx context.Context, k providerRole, t DetectTarget) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, k.desk.probe)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	p, err := k.newProv(ProviderSettings{Name: t.Name, BaseURL: strings.TrimSuffix(t.URL, "/models")})
 	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", url, err)
+		return nil, fmt.Errorf("probe %s: %w", t.URL, err)
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := k.desk.hc.Do(req)
+	ids, err := p.Models(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", url, err)
+		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("probe %s: HTTP %d", url, resp.StatusCode)
-	}
-	var body struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxModelsBody)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("probe %s: not an OpenAI models list: %w", url, err)
-	}
-	var ids []string
-	for _, m := range body.Data {
-		if id := strings.TrimSpace(m.ID); id != "" {
-			ids = append(ids, id)
+	out := ids[:0] // blank ids are no model to offer
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" {
+			out = append(out, id)
 		}
 	}
-	return ids, nil
+	return out, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/kstate"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/engine"
 	"github.com/hologramagent/hologram/memory/ocr"
@@ -99,6 +100,7 @@ type Kernel struct {
 	bus     *events.Bus
 	agent   *agent.Agent
 	mem     *engine.Engine
+	admin   *memadmin.Admin // the owner's side of the memory (graph, edits, forget)
 	facs    []Facility
 	started time.Time
 	plugins *plugins // the plugin host and its tools (plugins.go)
@@ -166,6 +168,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
 	k.mem = m
+	k.admin = &memadmin.Admin{DB: deps.Store, Mem: m, Log: k.log, Clock: k.clock}
 	k.state.OnClose(FacilityDense, m.Close) // after the turns, before the binary closes the store
 	// Every write of the kernel (turns, ingests) goes through here, so the engine stays in step.
 	k.store = observedStore{Store: deps.Store, onAppend: m.Appended}

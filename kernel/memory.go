@@ -11,6 +11,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/backup"
 	"github.com/hologramagent/hologram/memory/cold"
@@ -146,7 +147,7 @@ func (k memoryRole) Window(ctx context.Context, session string) (client.Window, 
 			out.Recall.Facts = append(out.Recall.Facts, client.RecalledFact{Triple: f.Triple, Text: f.Text, Score: f.Score})
 		}
 		for _, h := range r.Events {
-			out.Recall.Events = append(out.Recall.Events, hitOut(h.Event, h.Score, h.Reason))
+			out.Recall.Events = append(out.Recall.Events, memadmin.HitOut(h.Event, h.Score, h.Reason))
 		}
 	}
 	return out, nil
@@ -193,7 +194,7 @@ func (k memoryRole) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]c
 		if scope != nil && e.Scope != *scope {
 			continue
 		}
-		out = append(out, hitOut(e, h.Score, h.Reason))
+		out = append(out, memadmin.HitOut(e, h.Score, h.Reason))
 		if len(out) == q.K {
 			break
 		}

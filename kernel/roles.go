@@ -1,17 +1,23 @@
 package kernel
 
-import "github.com/hologramagent/hologram/kernel/client"
+import (
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/memadmin"
+)
 
 // The kernel's roles (client.Service's parts): each is a small adapter over the Kernel, handed
 // out on its own (k.Chat(), k.Memory() …) and all together by k.Service(). They hold nothing but
 // the kernel, so they are cheap to copy and safe for concurrent use as the Kernel is.
 type (
-	systemRole     struct{ *Kernel } // health, status, pause (service.go, desktop.go)
-	chatRole       struct{ *Kernel } // turns (service.go)
-	sessionRole    struct{ *Kernel } // sessions and history (service.go)
-	providerRole   struct{ *Kernel } // LLM providers (providers.go, desktop.go)
-	pluginRole     struct{ *Kernel } // plugins and tools (plugins.go, service.go)
-	memoryRole     struct{ *Kernel } // window, search, graph, GC, export (memory.go, graph.go, backup.go)
+	systemRole   struct{ *Kernel } // health, status, pause (service.go, desktop.go)
+	chatRole     struct{ *Kernel } // turns (service.go)
+	sessionRole  struct{ *Kernel } // sessions and history (service.go)
+	providerRole struct{ *Kernel } // LLM providers (providers.go, desktop.go)
+	pluginRole   struct{ *Kernel } // plugins and tools (plugins.go, service.go)
+	memoryRole   struct {          // window, search, GC, export (memory.go, backup.go); the graph (memadmin)
+		*Kernel
+		*memadmin.Admin
+	}
 	modelRole      struct{ *Kernel } // dense models (embedding.go)
 	approvalRole   struct{ *Kernel } // the owner's approvals (approval.go)
 	completionRole struct{ *Kernel } // /v1 (completions.go, providers.go)
@@ -33,7 +39,7 @@ type Services struct {
 
 // Service returns all of the kernel's roles as one client.Service (and CompletionService).
 func (k *Kernel) Service() Services {
-	return Services{systemRole{k}, chatRole{k}, sessionRole{k}, providerRole{k}, pluginRole{k}, memoryRole{k}, modelRole{k},
+	return Services{systemRole{k}, chatRole{k}, sessionRole{k}, providerRole{k}, pluginRole{k}, memoryRole{k, k.admin}, modelRole{k},
 		approvalRole{k}, completionRole{k}}
 }
 
@@ -53,7 +59,7 @@ func (k *Kernel) Providers() client.ProviderService { return providerRole{k} }
 func (k *Kernel) Plugins() client.PluginService { return pluginRole{k} }
 
 // Memory returns the kernel's memory role.
-func (k *Kernel) Memory() client.MemoryService { return memoryRole{k} }
+func (k *Kernel) Memory() client.MemoryService { return memoryRole{k, k.admin} }
 
 // Models returns the kernel's dense-model role.
 func (k *Kernel) Models() client.ModelService { return modelRole{k} }

@@ -16,6 +16,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -333,7 +334,7 @@ func (k sessionRole) History(ctx context.Context, id string, limit int) ([]clien
 			m.ToolCalls = append(m.ToolCalls, client.ToolCall(c))
 		}
 		for _, b := range e.Blocks {
-			m.Blocks = append(m.Blocks, blockOut(b))
+			m.Blocks = append(m.Blocks, memadmin.BlockOut(b))
 		}
 		out = append(out, m)
 	}

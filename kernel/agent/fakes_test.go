@@ -104,6 +104,8 @@ type fakeProvider struct {
 
 func (p *fakeProvider) Name() string { return "fake" }
 
+func (p *fakeProvider) Models(context.Context) ([]string, error) { return []string{"fake"}, nil }
+
 func (p *fakeProvider) Chat(ctx context.Context, req llm.Request, onDelta func(llm.Delta)) (llm.Response, error) {
 	p.mu.Lock()
 	p.reqs = append(p.reqs, req)

@@ -29,6 +29,22 @@ func (f *fallback) Name() string {
 	return f.providers[0].Name()
 }
 
+// Models lists the models of the first provider that answers.
+func (f *fallback) Models(ctx context.Context) ([]string, error) {
+	var errs []error
+	for _, p := range f.providers {
+		ids, err := p.Models(ctx)
+		if err == nil {
+			return ids, nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil, ErrNoProvider
+	}
+	return nil, errors.Join(errs...)
+}
+
 func (f *fallback) Chat(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	if len(f.providers) == 0 {
 		return Response{}, ErrNoProvider

@@ -78,6 +78,8 @@ type Provider interface {
 	// and reasoning pieces as they arrive (from the calling goroutine); the returned Response
 	// is always complete. Cancelling ctx aborts the request and returns ctx's error.
 	Chat(ctx context.Context, req Request, onDelta func(Delta)) (Response, error)
+	// Models lists the model ids the server offers (GET {base}/models).
+	Models(ctx context.Context) ([]string, error)
 }
 
 // APIError is an error answer from a server. Message is the server's own message.

@@ -18,6 +18,8 @@ type fakeProvider struct {
 
 func (f *fakeProvider) Name() string { return f.name }
 
+func (f *fakeProvider) Models(context.Context) ([]string, error) { return []string{f.name}, nil }
+
 func (f *fakeProvider) Chat(ctx context.Context, _ llm.Request, onDelta func(llm.Delta)) (llm.Response, error) {
 	f.calls++
 	return f.chat(ctx, onDelta)

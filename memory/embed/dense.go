@@ -89,6 +89,8 @@ type Embedder interface {
 	// EmbedTexts returns one vector of Space().Dim floats per text, in order. It honours ctx
 	// between batches and, where the runtime allows, within one.
 	EmbedTexts(ctx context.Context, texts []string, role Role) ([][]float32, error)
+	// Close releases the model (its ONNX Runtime session); later calls fail.
+	Close() error
 }
 
 // ImageEmbedder is an [Embedder] whose space also holds images (CLIP-like models): an image

@@ -16,6 +16,7 @@ import (
 // fixedEmbedder embeds every text as the same vector (the scan's cost does not depend on it).
 type fixedEmbedder struct{ v []float32 }
 
+func (f fixedEmbedder) Close() error       { return nil }
 func (f fixedEmbedder) Space() embed.Space { return embed.Space{Model: "fixed", Dim: len(f.v)} }
 func (f fixedEmbedder) EmbedTexts(_ context.Context, texts []string, _ embed.Role) ([][]float32, error) {
 	out := make([][]float32, len(texts))

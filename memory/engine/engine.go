@@ -523,10 +523,10 @@ func (m *Engine) activeScenes(ctx context.Context, session, text string) (map[st
 // Scenes lists the scenes with their current strength.
 func (m *Engine) Scenes(ctx context.Context) ([]memory.Scene, error) { return m.scenes.Scenes(ctx) }
 
-// closeEmbedder closes an embedder that holds resources.
+// closeEmbedder closes an embedder (nil: none).
 func closeEmbedder(e embed.Embedder) error {
-	if c, ok := e.(interface{ Close() error }); ok {
-		return c.Close()
+	if e == nil {
+		return nil
 	}
-	return nil
+	return e.Close()
 }

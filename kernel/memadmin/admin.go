@@ -1,17 +1,58 @@
-package kernel
+// Package memadmin is the owner's side of the memory for the API (client.MemoryAdmin): the L3
+// graph in pages for the star map and the inspector, an event in its context, entity and triple
+// edits, pins, merges, forgetting and scenes. It validates requests as the HTTP API answers them
+// and converts the store's types into the client's. The kernel embeds an [Admin] in its memory
+// role.
+package memadmin
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/engine"
 )
+
+// Admin is the owner's side of the memory over a store and its engine. Safe for concurrent use.
+type Admin struct {
+	DB    memory.Memory
+	Mem   *engine.Engine
+	Log   *slog.Logger
+	Clock func() time.Time
+}
+
+// invalid is a request the caller must fix (client.ErrInvalid).
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", client.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// mapErr translates the store's sentinels into the client's, keeping the message.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, memory.ErrNotFound) && !errors.Is(err, client.ErrNotFound):
+		return fmt.Errorf("%w: %w", client.ErrNotFound, err)
+	case errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrInvalid):
+		return fmt.Errorf("%w: %w", client.ErrInvalid, err)
+	}
+	return err
+}
+
+// sanitize makes text safe to store and index: valid UTF-8 without NUL bytes.
+func sanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "")
+}
 
 // Bounds of the graph API (kernel/client).
 const (
@@ -38,7 +79,7 @@ func parseScopeFilter(s string) (*memory.Scope, error) {
 
 // Graph implements client.Service: a page of entities in id order, the triples whose later
 // endpoint is on the page, and optionally the newest source events of those triples.
-func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPage, error) {
+func (k *Admin) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPage, error) {
 	scope, err := parseScopeFilter(q.Scope)
 	if err != nil {
 		return client.GraphPage{}, err
@@ -58,7 +99,7 @@ func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.Grap
 			return client.GraphPage{}, invalid("after %q is not a cursor this API returned", q.After)
 		}
 	}
-	ents, err := k.db.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: q.Limit + 1})
+	ents, err := k.DB.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: q.Limit + 1})
 	if err != nil {
 		return client.GraphPage{}, mapErr(err)
 	}
@@ -67,7 +108,7 @@ func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.Grap
 		ents = ents[:q.Limit]
 		page.Next = strconv.FormatInt(ents[len(ents)-1].ID, 10)
 	}
-	if page.Total, err = k.db.CountEntities(ctx, memory.OwnerViewer, scope); err != nil {
+	if page.Total, err = k.DB.CountEntities(ctx, memory.OwnerViewer, scope); err != nil {
 		return client.GraphPage{}, mapErr(err)
 	}
 	if len(ents) == 0 {
@@ -76,7 +117,7 @@ func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.Grap
 	// With a scope filter an edge is shown only when both its ends are of that scope.
 	var inScope map[int64]bool
 	if scope != nil {
-		if inScope, err = entityIDs(ctx, k.db, scope); err != nil {
+		if inScope, err = entityIDs(ctx, k.DB, scope); err != nil {
 			return client.GraphPage{}, mapErr(err)
 		}
 	}
@@ -84,7 +125,7 @@ func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.Grap
 		page.Entities = append(page.Entities, entityOut(e))
 	}
 	// An edge travels with the page of its later endpoint: both ends are known by then.
-	ts, err := allTriples(ctx, k.db, memory.TripleQuery{Viewer: memory.OwnerViewer, History: q.History, Scope: scope,
+	ts, err := allTriples(ctx, k.DB, memory.TripleQuery{Viewer: memory.OwnerViewer, History: q.History, Scope: scope,
 		EndpointAfter: after, EndpointUpTo: ents[len(ents)-1].ID, Scene: q.Scene})
 	if err != nil {
 		return client.GraphPage{}, mapErr(err)
@@ -99,7 +140,7 @@ func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.Grap
 	}
 	slices.SortFunc(page.Triples, func(a, b client.Triple) int { return int(a.ID - b.ID) })
 	if q.Events > 0 && len(sources) > 0 {
-		if page.Events, err = graphEvents(ctx, k.db, page.Triples, q.Events); err != nil {
+		if page.Events, err = graphEvents(ctx, k.DB, page.Triples, q.Events); err != nil {
 			return client.GraphPage{}, mapErr(err)
 		}
 	}
@@ -108,7 +149,7 @@ func (k memoryRole) Graph(ctx context.Context, q client.GraphQuery) (client.Grap
 
 // EventContext implements client.MemoryAdmin: the event with up to radius events of its session
 // on each side, in id (time) order, seen by the owner.
-func (k memoryRole) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
+func (k *Admin) EventContext(ctx context.Context, id int64, radius int) ([]client.MemoryHit, error) {
 	if id <= 0 {
 		return nil, invalid("event id must be positive, got %d", id)
 	}
@@ -118,14 +159,14 @@ func (k memoryRole) EventContext(ctx context.Context, id int64, radius int) ([]c
 	case radius < 0 || radius > client.MaxContextRadius:
 		return nil, invalid("radius must be from 0 to %d, got %d", client.MaxContextRadius, radius)
 	}
-	got, err := k.db.Events(ctx, []int64{id})
+	got, err := k.DB.Events(ctx, []int64{id})
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	if len(got) == 0 {
 		return nil, fmt.Errorf("event %d: %w", id, client.ErrNotFound)
 	}
-	around, err := k.db.Neighbours(ctx, []int64{id}, radius, memory.OwnerViewer)
+	around, err := k.DB.Neighbours(ctx, []int64{id}, radius, memory.OwnerViewer)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -133,20 +174,20 @@ func (k memoryRole) EventContext(ctx context.Context, id int64, radius int) ([]c
 	slices.SortFunc(evs, func(a, b memory.Event) int { return cmp.Compare(a.ID, b.ID) })
 	out := make([]client.MemoryHit, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, hitOut(e, 0, ""))
+		out = append(out, HitOut(e, 0, ""))
 	}
 	return out, nil
 }
 
-// hitOut is an event as the API lists it.
-func hitOut(e memory.Event, score float64, reason string) client.MemoryHit {
+// HitOut is an event as the API lists it.
+func HitOut(e memory.Event, score float64, reason string) client.MemoryHit {
 	return client.MemoryHit{ID: e.ID, Session: e.Session, Time: e.Time, Role: string(e.Role), Channel: e.Channel,
 		Partner: e.Partner, Scope: e.Scope.String(), Layer: int(e.Layer), Content: e.Content, Score: score, Reason: reason}
 }
 
 // entityIDs returns the ids of the entities of a scope (nil: all), paging through them: an
 // edge is shown only when both its ends are.
-func entityIDs(ctx context.Context, db Store, scope *memory.Scope) (map[int64]bool, error) {
+func entityIDs(ctx context.Context, db memory.Memory, scope *memory.Scope) (map[int64]bool, error) {
 	ids := map[int64]bool{}
 	var after int64
 	for {
@@ -165,7 +206,7 @@ func entityIDs(ctx context.Context, db Store, scope *memory.Scope) (map[int64]bo
 }
 
 // allTriples pages through every triple matching q.
-func allTriples(ctx context.Context, db Store, q memory.TripleQuery) ([]memory.Triple, error) {
+func allTriples(ctx context.Context, db memory.Memory, q memory.TripleQuery) ([]memory.Triple, error) {
 	var out []memory.Triple
 	q.Limit = 5000
 	for {
@@ -182,7 +223,7 @@ func allTriples(ctx context.Context, db Store, q memory.TripleQuery) ([]memory.T
 }
 
 // graphEvents returns the newest n source events of triples, each linked to its triples.
-func graphEvents(ctx context.Context, db Store, ts []client.Triple, n int) ([]client.GraphEvt, error) {
+func graphEvents(ctx context.Context, db memory.Memory, ts []client.Triple, n int) ([]client.GraphEvt, error) {
 	links := map[int64][]int64{}
 	for _, t := range ts {
 		for _, id := range t.Sources {
@@ -211,19 +252,19 @@ func graphEvents(ctx context.Context, db Store, ts []client.Triple, n int) ([]cl
 }
 
 // Entity implements client.Service.
-func (k memoryRole) Entity(ctx context.Context, id int64) (client.EntityDetail, error) {
+func (k *Admin) Entity(ctx context.Context, id int64) (client.EntityDetail, error) {
 	if id <= 0 {
 		return client.EntityDetail{}, invalid("entity id must be positive, got %d", id)
 	}
-	e, err := k.db.Entity(ctx, id)
+	e, err := k.DB.Entity(ctx, id)
 	if err != nil {
 		return client.EntityDetail{}, mapErr(err)
 	}
-	ts, err := allTriples(ctx, k.db, memory.TripleQuery{Viewer: memory.OwnerViewer, Entity: id, History: true})
+	ts, err := allTriples(ctx, k.DB, memory.TripleQuery{Viewer: memory.OwnerViewer, Entity: id, History: true})
 	if err != nil {
 		return client.EntityDetail{}, mapErr(err)
 	}
-	bs, err := k.db.Blocks(ctx, memory.BlockHolder{Layer: memory.LayerL3, Entity: id})
+	bs, err := k.DB.Blocks(ctx, memory.BlockHolder{Layer: memory.LayerL3, Entity: id})
 	if err != nil {
 		return client.EntityDetail{}, mapErr(err)
 	}
@@ -232,13 +273,13 @@ func (k memoryRole) Entity(ctx context.Context, id int64) (client.EntityDetail, 
 		d.Triples = append(d.Triples, tripleOut(t))
 	}
 	for _, b := range bs {
-		d.Blocks = append(d.Blocks, blockOut(b))
+		d.Blocks = append(d.Blocks, BlockOut(b))
 	}
 	return d, nil
 }
 
 // PutEntity implements client.Service.
-func (k memoryRole) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
+func (k *Admin) PutEntity(ctx context.Context, e client.Entity) (client.Entity, error) {
 	if e.ID < 0 {
 		return client.Entity{}, invalid("entity id must not be negative, got %d", e.ID)
 	}
@@ -255,13 +296,13 @@ func (k memoryRole) PutEntity(ctx context.Context, e client.Entity) (client.Enti
 			return client.Entity{}, invalid("%v", err)
 		}
 	} else if e.ID != 0 {
-		old, err := k.db.Entity(ctx, e.ID)
+		old, err := k.DB.Entity(ctx, e.ID)
 		if err != nil {
 			return client.Entity{}, mapErr(err)
 		}
 		sc = old.Scope
 	}
-	out, err := k.db.PutEntity(ctx, memory.Entity{ID: e.ID, Name: sanitize(e.Name), Kind: e.Kind, Text: sanitize(e.Text), Scope: sc, Origin: "owner"})
+	out, err := k.DB.PutEntity(ctx, memory.Entity{ID: e.ID, Name: sanitize(e.Name), Kind: e.Kind, Text: sanitize(e.Text), Scope: sc, Origin: "owner"})
 	if err != nil {
 		return client.Entity{}, mapErr(err)
 	}
@@ -288,15 +329,15 @@ func factIn(t client.TripleInput) (memory.Fact, memory.Scope, error) {
 }
 
 // AddTriple implements client.Service.
-func (k memoryRole) AddTriple(ctx context.Context, in client.TripleInput) (client.Triple, error) {
+func (k *Admin) AddTriple(ctx context.Context, in client.TripleInput) (client.Triple, error) {
 	f, sc, err := factIn(in)
 	if err != nil {
 		return client.Triple{}, err
 	}
 	if f.ValidFrom.IsZero() {
-		f.ValidFrom = k.clock()
+		f.ValidFrom = k.Clock()
 	}
-	t, err := k.db.AddTriple(ctx, f, "owner", sc)
+	t, err := k.DB.AddTriple(ctx, f, "owner", sc)
 	if err != nil {
 		return client.Triple{}, mapErr(err)
 	}
@@ -304,7 +345,7 @@ func (k memoryRole) AddTriple(ctx context.Context, in client.TripleInput) (clien
 }
 
 // EditTriple implements client.Service.
-func (k memoryRole) EditTriple(ctx context.Context, id int64, in client.TripleInput) (client.Triple, error) {
+func (k *Admin) EditTriple(ctx context.Context, id int64, in client.TripleInput) (client.Triple, error) {
 	if id <= 0 {
 		return client.Triple{}, invalid("triple id must be positive, got %d", id)
 	}
@@ -312,7 +353,7 @@ func (k memoryRole) EditTriple(ctx context.Context, id int64, in client.TripleIn
 	if err != nil {
 		return client.Triple{}, err
 	}
-	t, err := k.db.EditTriple(ctx, id, f)
+	t, err := k.DB.EditTriple(ctx, id, f)
 	if err != nil {
 		return client.Triple{}, mapErr(err)
 	}
@@ -320,13 +361,13 @@ func (k memoryRole) EditTriple(ctx context.Context, id int64, in client.TripleIn
 }
 
 // Pin implements client.Service.
-func (k memoryRole) Pin(ctx context.Context, p client.PinRequest) error {
+func (k *Admin) Pin(ctx context.Context, p client.PinRequest) error {
 	switch p.Kind {
 	case "entity", "triple":
 		if p.ID <= 0 {
 			return invalid("%s id must be positive, got %d", p.Kind, p.ID)
 		}
-		return mapErr(k.db.Pin(ctx, p.Kind, p.ID, p.Pinned))
+		return mapErr(k.DB.Pin(ctx, p.Kind, p.ID, p.Pinned))
 	case "block":
 		if p.Block == "" {
 			return invalid("pin block needs the block id")
@@ -337,21 +378,21 @@ func (k memoryRole) Pin(ctx context.Context, p client.PinRequest) error {
 		if p.Entity < 0 {
 			return invalid("entity id must not be negative, got %d", p.Entity)
 		}
-		_, err := k.db.PinBlock(ctx, p.Block, p.Entity)
+		_, err := k.DB.PinBlock(ctx, p.Block, p.Entity)
 		return mapErr(err)
 	}
 	return invalid(`pin kind must be "entity", "triple" or "block", got %q`, p.Kind)
 }
 
 // MergeEntities implements client.Service.
-func (k memoryRole) MergeEntities(ctx context.Context, into, from int64) (client.Entity, error) {
+func (k *Admin) MergeEntities(ctx context.Context, into, from int64) (client.Entity, error) {
 	if into <= 0 || from <= 0 {
 		return client.Entity{}, invalid("entity ids must be positive, got %d and %d", into, from)
 	}
 	if into == from {
 		return client.Entity{}, invalid("cannot merge entity %d into itself", into)
 	}
-	e, err := k.db.MergeEntities(ctx, into, from)
+	e, err := k.DB.MergeEntities(ctx, into, from)
 	if err != nil {
 		return client.Entity{}, mapErr(err)
 	}
@@ -359,15 +400,15 @@ func (k memoryRole) MergeEntities(ctx context.Context, into, from int64) (client
 }
 
 // DeleteEntity implements client.Service.
-func (k memoryRole) DeleteEntity(ctx context.Context, id int64) error {
+func (k *Admin) DeleteEntity(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return invalid("entity id must be positive, got %d", id)
 	}
-	return mapErr(k.db.DeleteEntity(ctx, id))
+	return mapErr(k.DB.DeleteEntity(ctx, id))
 }
 
 // Forget implements client.Service: the events leave the store, and every window that held them.
-func (k memoryRole) Forget(ctx context.Context, ids []int64) (client.ForgetResult, error) {
+func (k *Admin) Forget(ctx context.Context, ids []int64) (client.ForgetResult, error) {
 	switch {
 	case len(ids) == 0:
 		return client.ForgetResult{}, invalid("forget needs at least one event id")
@@ -381,17 +422,17 @@ func (k memoryRole) Forget(ctx context.Context, ids []int64) (client.ForgetResul
 	}
 	// The engine holds its window lock across the delete, so no turn computes a window with a
 	// forgotten event.
-	r, err := k.mem.Forget(ctx, ids)
+	r, err := k.Mem.Forget(ctx, ids)
 	if err != nil {
 		return client.ForgetResult{}, mapErr(err)
 	}
-	k.log.Info("memory forgotten", "events", r.Events, "blocks", r.Blocks, "triples", r.Triples, "entities", r.Entities)
+	k.Log.Info("memory forgotten", "events", r.Events, "blocks", r.Blocks, "triples", r.Triples, "entities", r.Entities)
 	return client.ForgetResult{Events: r.Events, Blocks: r.Blocks, Triples: r.Triples, Trimmed: r.Trimmed, Entities: r.Entities}, nil
 }
 
 // Scenes implements client.Service: scenes with their strength as of now.
-func (k memoryRole) Scenes(ctx context.Context) ([]client.Scene, error) {
-	ss, err := k.mem.Scenes(ctx)
+func (k *Admin) Scenes(ctx context.Context) ([]client.Scene, error) {
+	ss, err := k.Mem.Scenes(ctx)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -418,7 +459,8 @@ func tripleOut(t memory.Triple) client.Triple {
 		SupersededBy: t.SupersededBy, Origin: t.Origin, Created: t.Created}
 }
 
-func blockOut(b memory.Block) client.Block {
+// BlockOut is a block as the API lists it (without its data).
+func BlockOut(b memory.Block) client.Block {
 	return client.Block{ID: b.ID, Kind: string(b.Kind), Name: b.Name, MIME: b.MIME, Text: b.Text, Size: b.Size, Scope: b.Scope.String(),
 		HolderLayer: int(b.Holder.Layer), HolderEvent: b.Holder.Event, HolderEntity: b.Holder.Entity}
 }
