@@ -29,33 +29,37 @@ type Setup func(t *testing.T) client.Service
 
 // Run runs the conformance suite against the Service setup returns.
 func Run(t *testing.T, setup Setup) {
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s client.Service)
-	}{
-		{"HealthAndStatus", testHealthAndStatus},
-		{"Providers", testProviders},
-		{"TestProvider", testTestProvider},
-		{"DetectProviders", testDetectProviders},
-		{"Pause", testPause},
-		{"ChatWithoutProvider", testChatWithoutProvider},
-		{"ChatStreamsAndStores", testChatStreamsAndStores},
-		{"ToolTurn", testToolTurn},
-		{"Sessions", testSessions},
-		{"Cancel", testCancel},
-		{"ServerErrorSurfaces", testServerErrorSurfaces},
-		{"Tools", testTools},
-		{"Window", testWindow},
-		{"SearchMemory", testSearchMemory},
-		{"Plugins", testPlugins},
-		{"GraphEdits", testGraphEdits},
-		{"GraphPaging", testGraphPaging},
-		{"MergeAndDelete", testMergeAndDelete},
-		{"Forget", testForget},
-		{"ScenesAndGC", testScenesAndGC},
-		{"Export", testExport},
-		{"ChatImport", testChatImport},
-		{"Embedding", testEmbedding},
+	for _, r := range Roles {
+		t.Run(r, func(t *testing.T) { RunRole(t, r, setup) })
+	}
+}
+
+// Roles are the parts of client.Service the suite checks, one group of tests each.
+var Roles = []string{"System", "Providers", "Chat", "Sessions", "Plugins", "Memory", "Models"}
+
+// roleTests are each role's tests. A test may use other roles to set up (a chat before a
+// window), but what it checks belongs to its role.
+var roleTests = map[string][]struct {
+	name string
+	fn   func(t *testing.T, s client.Service)
+}{
+	"System":    {{"HealthAndStatus", testHealthAndStatus}, {"Pause", testPause}},
+	"Providers": {{"Providers", testProviders}, {"TestProvider", testTestProvider}, {"DetectProviders", testDetectProviders}},
+	"Chat": {{"ChatWithoutProvider", testChatWithoutProvider}, {"ChatStreamsAndStores", testChatStreamsAndStores},
+		{"ToolTurn", testToolTurn}, {"Cancel", testCancel}, {"ServerErrorSurfaces", testServerErrorSurfaces}},
+	"Sessions": {{"Sessions", testSessions}},
+	"Plugins":  {{"Tools", testTools}, {"Plugins", testPlugins}},
+	"Memory": {{"Window", testWindow}, {"SearchMemory", testSearchMemory}, {"GraphEdits", testGraphEdits},
+		{"GraphPaging", testGraphPaging}, {"MergeAndDelete", testMergeAndDelete}, {"Forget", testForget},
+		{"ScenesAndGC", testScenesAndGC}, {"Export", testExport}, {"ChatImport", testChatImport}},
+	"Models": {{"Embedding", testEmbedding}},
+}
+
+// RunRole runs the tests of one role (see [Roles]) against fresh services from setup.
+func RunRole(t *testing.T, role string, setup Setup) {
+	tests, ok := roleTests[role]
+	if !ok {
+		t.Fatalf("kerneltest: unknown role %q (roles: %v)", role, Roles)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, setup(t)) })
