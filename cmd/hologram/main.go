@@ -158,6 +158,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		o.Trace = tf
 	}
 
+	quietCLocale(getenv, os.Setenv)
 	fa := app.NewWithID(appID)
 	appc <- fa
 	a := gui.NewApp(fa, o)
