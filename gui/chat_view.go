@@ -508,7 +508,8 @@ func (b *chatBubble) render(m ChatMessage) {
 			}}
 			b.rich.Refresh()
 		} else {
-			b.rich.ParseMarkdown(m.Text)
+			b.rich.Segments = markdownSegments(m.Text)
+			b.rich.Refresh()
 		}
 	}
 	chatShowIf(b.rich, m.Text != "")
