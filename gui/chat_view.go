@@ -55,6 +55,32 @@ type chatView struct {
 
 	thr   chatThrottle
 	dirty map[int]bool // messages changed since the last render
+	// follow keeps the messages scrolled to the newest one, also across layouts (the history
+	// of a session arrives before the view has its size); scrolling up clears it.
+	follow bool
+}
+
+// chatStickLayout gives the messages' scroll all its space and, while the view follows the
+// newest message, scrolls it to the end after every layout: a scroll made before the view had
+// its size (or before a bubble's text was wrapped to its width) ends short of the end.
+type chatStickLayout struct{ v *chatView }
+
+func (l *chatStickLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	return objects[0].MinSize()
+}
+
+func (l *chatStickLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	objects[0].Move(fyne.NewPos(0, 0))
+	objects[0].Resize(size)
+	if l.v.follow {
+		l.v.scrollToEnd()
+	}
+}
+
+// scrollToEnd scrolls to the newest message and follows the next ones.
+func (v *chatView) scrollToEnd() {
+	v.scroll.ScrollToBottom()
+	v.follow = true
 }
 
 // NewChatView returns the chat screen: the sessions (hidden in Quick mode) with "New session",
@@ -84,6 +110,10 @@ func (v *chatView) build() fyne.CanvasObject {
 
 	v.msgBox = container.NewVBox()
 	v.scroll = container.NewVScroll(v.msgBox)
+	v.scroll.OnScrolled = func(p fyne.Position) {
+		// Scrolled up by the owner: stay there; back at the end: follow the new messages again.
+		v.follow = p.Y >= v.scroll.Content.Size().Height-v.scroll.Size().Height-1
+	}
 
 	v.input = newChatInput(v.sendDraft)
 	v.input.onPasteFiles = v.pastedFiles
@@ -116,7 +146,7 @@ func (v *chatView) build() fyne.CanvasObject {
 			container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), v.instrSave), nil, nil, form)))
 		top.Add(v.instr)
 	}
-	chat := container.NewBorder(top, bottom, nil, nil, v.scroll)
+	chat := container.NewBorder(top, bottom, nil, nil, container.New(&chatStickLayout{v: v}, v.scroll))
 	if v.vm.Quick() {
 		return chat
 	}
@@ -173,7 +203,7 @@ func (v *chatView) changed(c ChatChange) {
 			v.bubbles = append(v.bubbles, b)
 			v.msgBox.Add(b.box)
 			b.render(m)
-			v.scroll.ScrollToBottom()
+			v.scrollToEnd()
 			break
 		}
 		v.refreshMessages()
@@ -269,7 +299,7 @@ func (v *chatView) refreshMessages() {
 		v.bubbles[i].render(m)
 	}
 	clear(v.dirty)
-	v.scroll.ScrollToBottom()
+	v.scrollToEnd() // a session opens at its newest message
 }
 
 // flush renders the messages changed since the last render.
@@ -280,7 +310,9 @@ func (v *chatView) flush() {
 		}
 	}
 	clear(v.dirty)
-	v.scroll.ScrollToBottom()
+	if v.follow {
+		v.scrollToEnd()
+	}
 }
 
 func (v *chatView) refreshChips() {
