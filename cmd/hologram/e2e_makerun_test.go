@@ -36,8 +36,15 @@ func TestMakeRun(t *testing.T) {
 		// A bare locale, as in a container or a minimal install: Fyne must not complain about it.
 		"LANG=C.UTF-8", "LC_ALL=")
 	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &syncBuf{}
-	run.Stdout, run.Stderr = out, out
+	// A file, not a pipe: Wait returns when make exits, not when the last process holding its
+	// output (a build's helpers) lets go.
+	logFile, err := os.Create(filepath.Join(in.root, "make-run.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	run.Stdout, run.Stderr = logFile, logFile
+	out := fileText(logFile.Name())
 	start := time.Now()
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
@@ -98,6 +105,11 @@ func TestMakeRun(t *testing.T) {
 		}
 	}
 }
+
+// fileText reads a file's text each time it is printed or asked for.
+type fileText string
+
+func (f fileText) String() string { b, _ := os.ReadFile(string(f)); return string(b) }
 
 func waitCmd(cmd *exec.Cmd) chan struct{} {
 	done := make(chan struct{})
