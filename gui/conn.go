@@ -501,5 +501,15 @@ func (r *reporting) RemoveModel(ctx context.Context, id string) error {
 	r.c.Report(err)
 	return err
 }
+func (r *reporting) RenameSession(ctx context.Context, id, title string) (client.Session, error) {
+	v, err := r.s.RenameSession(ctx, id, title)
+	r.c.Report(err)
+	return v, err
+}
+func (r *reporting) DeleteSession(ctx context.Context, id string, forget bool) (client.SessionDeleted, error) {
+	v, err := r.s.DeleteSession(ctx, id, forget)
+	r.c.Report(err)
+	return v, err
+}
 
 var _ client.Service = (*reporting)(nil)

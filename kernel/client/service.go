@@ -35,6 +35,8 @@ type Service interface {
 	SetInstructions(ctx context.Context, sessionID string, in Instructions) (Session, error)
 	// History returns the last limit messages of a session (limit <= 0: all).
 	History(ctx context.Context, sessionID string, limit int) ([]Message, error)
+	// SessionAdmin renames and deletes sessions (session.go).
+	SessionAdmin
 
 	// Providers lists the configured LLM providers in fallback order (keys are never returned).
 	Providers(ctx context.Context) ([]Provider, error)

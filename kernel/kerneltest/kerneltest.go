@@ -42,6 +42,7 @@ func Run(t *testing.T, setup Setup) {
 		{"ChatStreamsAndStores", testChatStreamsAndStores},
 		{"ToolTurn", testToolTurn},
 		{"Sessions", testSessions},
+		{"SessionAdmin", testSessionAdmin},
 		{"Cancel", testCancel},
 		{"ServerErrorSurfaces", testServerErrorSurfaces},
 		{"Tools", testTools},
