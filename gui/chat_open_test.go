@@ -3,6 +3,7 @@ package gui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,4 +62,38 @@ func TestChatOpensAtTheNewestMessage(t *testing.T) {
 	if ok, why := chatAtBottom(u.v); !ok {
 		t.Errorf("other opens away from its newest message: %s", why)
 	}
+}
+
+// TestChatListHidesSystemSessions: the sessions the kernel keeps for itself (a plugin's
+// memory, an OpenAI API conversation) are not in the chat list until "System" is ticked.
+func TestChatListHidesSystemSessions(t *testing.T) {
+	test.NewTempApp(t)
+	_, c := uiKernel(t)
+	ctx := context.Background()
+	for _, s := range []client.Session{
+		{ID: "trip", Title: "Trip"},
+		{ID: "plugin.notes", Title: "Memory of plugin notes", Channel: "plugin:notes"},
+		{ID: "apitest", Title: "OpenAI API: apitest", Channel: client.ChannelOpenAI},
+	} {
+		if _, err := c.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vm := NewChatVM(c, ChatOptions{})
+	u := chatTestView(t, vm)
+	titles := func() []string {
+		var out []string
+		for _, s := range u.v.sessions {
+			out = append(out, chatSessionTitle(s))
+		}
+		slices.Sort(out)
+		return out
+	}
+	chatEqual(t, "listed", titles(), []string{"Main", "Trip"})
+	test.Tap(u.v.showSystem)
+	u.settle()
+	chatEqual(t, "listed with System", titles(), []string{"Main", "Memory of plugin notes", "OpenAI API: apitest", "Trip"})
+	test.Tap(u.v.showSystem)
+	u.settle()
+	chatEqual(t, "listed again without", titles(), []string{"Main", "Trip"})
 }

@@ -36,6 +36,9 @@ type chatView struct {
 	sessions    []client.Session // what sessionList shows
 	sessionList *widget.List
 	newSession  *widget.Button
+	// showSystem also lists the sessions the kernel keeps for itself (a plugin's memory, the
+	// OpenAI API's conversations: client.Session.System), hidden by default.
+	showSystem *widget.Check
 
 	instr       *widget.Accordion
 	instrPrompt *widget.Entry
@@ -171,7 +174,8 @@ func (v *chatView) build() fyne.CanvasObject {
 		v.vm.Go(func() { _ = v.vm.SelectSession(context.Background(), id) }) // errors: the banner
 	}
 	v.newSession = widget.NewButtonWithIcon(T("New session"), theme.ContentAddIcon(), v.askNewSession)
-	left := container.NewBorder(v.newSession, nil, nil, nil, v.sessionList)
+	v.showSystem = widget.NewCheck(T("System"), func(bool) { v.refreshSessions() })
+	left := container.NewBorder(v.newSession, v.showSystem, nil, nil, v.sessionList)
 	split := container.NewHSplit(left, chat)
 	split.Offset = 0.25
 	return split
@@ -242,9 +246,14 @@ func (v *chatView) refreshSessions() {
 	if v.sessionList == nil {
 		return
 	}
-	v.sessions = v.vm.Sessions()
-	v.sessionList.Refresh()
 	cur := v.vm.Current()
+	v.sessions = v.sessions[:0]
+	for _, s := range v.vm.Sessions() {
+		if !s.System() || v.showSystem.Checked || s.ID == cur {
+			v.sessions = append(v.sessions, s)
+		}
+	}
+	v.sessionList.Refresh()
 	for i, s := range v.sessions {
 		if s.ID == cur {
 			v.sessionList.Select(i) // OnSelected ignores the current session
