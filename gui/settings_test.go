@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/client/clienttest"
 )
 
 const uiPin = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89"
@@ -382,7 +383,7 @@ func uiCheck(t *testing.T, w fyne.Window, text string) *widget.Check {
 
 func TestSettingsView(t *testing.T) {
 	ctx := context.Background()
-	_, c := uiKernel(t)
+	c := uiModelsKernel(t, clienttest.NewModels(clienttest.New()))
 	if _, err := c.AddProvider(ctx, client.ProviderConfig{Name: "deepseek", BaseURL: "https://api.deepseek.com/v1", Model: "deepseek-chat", APIKey: "sk", Priority: 1}); err != nil {
 		t.Fatal(err)
 	}
