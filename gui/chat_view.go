@@ -488,6 +488,12 @@ type chatBubble struct {
 	rich  *widget.RichText
 	tools *fyne.Container
 	atts  *fyne.Container
+	// An error is a card: what happened, what to do, Retry, and the error itself folded.
+	errBox           *fyne.Container
+	errWhat, errTodo *widget.Label
+	errDetail        *widget.Label
+	errRetry         *widget.Button
+	errDetails       *widget.Accordion
 
 	role0, text0  string // what rich shows
 	tools0, atts0 string // what tools and atts show
@@ -510,8 +516,25 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 	b.tools.Hide()
 	b.atts = container.NewVBox()
 	b.atts.Hide()
+	b.errWhat = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	b.errWhat.Wrapping = fyne.TextWrapWord
+	b.errWhat.Importance = widget.DangerImportance
+	b.errTodo = widget.NewLabel("")
+	b.errTodo.Wrapping = fyne.TextWrapWord
+	b.errDetail = widget.NewLabel("")
+	b.errDetail.Wrapping = fyne.TextWrapBreak
+	b.errDetail.Importance = widget.LowImportance
+	b.errDetails = widget.NewAccordion(widget.NewAccordionItem(T("Details"), b.errDetail))
+	b.errRetry = widget.NewButtonWithIcon(T("Retry"), theme.ViewRefreshIcon(), func() {
+		if err := v.vm.Retry(b.index); err != nil {
+			dialog.ShowError(err, v.w)
+		}
+	})
+	b.errRetry.Importance = widget.HighImportance
+	b.errBox = container.NewVBox(b.errWhat, b.errTodo, container.NewHBox(b.errRetry), b.errDetails)
+	b.errBox.Hide()
 	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.copy)
-	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich)))
+	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich, b.errBox)))
 	return b
 }
 
@@ -543,17 +566,20 @@ func (b *chatBubble) render(m ChatMessage) {
 	if m.Role != b.role0 || m.Text != b.text0 {
 		b.role0, b.text0 = m.Role, m.Text
 		if m.Role == ChatRoleError {
-			b.rich.Segments = []widget.RichTextSegment{&widget.TextSegment{
-				Text:  m.Text,
-				Style: widget.RichTextStyle{ColorName: theme.ColorNameError, Inline: false},
-			}}
-			b.rich.Refresh()
+			what, todo := chatAdvice(m.Text, m.retry == nil || m.retry.input != "")
+			b.errWhat.SetText(what)
+			b.errTodo.SetText(todo)
+			b.errDetail.SetText(m.Text)
+			b.errDetails.CloseAll()
+			b.rich.Segments = nil
 		} else {
 			b.rich.Segments = markdownSegments(m.Text)
-			b.rich.Refresh()
 		}
+		b.rich.Refresh()
 	}
-	chatShowIf(b.rich, m.Text != "")
+	chatShowIf(b.rich, m.Text != "" && m.Role != ChatRoleError)
+	chatShowIf(b.errBox, m.Role == ChatRoleError)
+	chatShowIf(b.errRetry, m.Role == ChatRoleError && m.retry != nil)
 	if key := fmt.Sprint(m.Tools); key != b.tools0 { // rebuilt only when they changed
 		b.tools0 = key
 		b.tools.RemoveAll()
