@@ -26,6 +26,15 @@ func TestMakeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A preferences file a cut-short save left empty: Fyne said "Preferences load error: EOF"
+	// on every start.
+	prefs := filepath.Join(in.root, "config", "fyne", appID, "preferences.json")
+	if err := os.MkdirAll(filepath.Dir(prefs), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prefs, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	gocache := goEnv(t, "GOCACHE")
 	run := exec.Command("make", "--no-print-directory", "run")
 	run.Dir = root

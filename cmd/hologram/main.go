@@ -159,6 +159,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 
 	quietCLocale(getenv, os.Setenv)
+	if msg, err := repairPreferences(preferencesPath(getenv)); err != nil {
+		log.Warn("preferences", "err", err)
+	} else if msg != "" {
+		log.Warn(msg)
+	}
 	fa := app.NewWithID(appID)
 	appc <- fa
 	a := gui.NewApp(fa, o)
