@@ -54,7 +54,10 @@ FORCE:
 
 # run opens the desktop app with the kernel inside, on the default data dir (a display is needed:
 # a desktop session, or e.g. `Xvfb :99 & DISPLAY=:99 make run`). ARGS are passed to hologram.
-run: have-display deps $(BIN)/hologram
+# It builds the built-in plugins too (bin/plugins/*, found by the kernel in a checkout: without
+# them the agent has no files, notes, calendar, rss or web tools) and waiter, to look inside
+# (`bin/waiter tools`).
+run: have-display deps $(BIN)/hologram $(BIN)/waiter builtin-plugins
 	$(BIN)/hologram $(ARGS)
 
 .PHONY: have-display
@@ -65,7 +68,7 @@ have-display:
 
 # run-server starts homed on the default data dir and opens `waiter chat` against it; homed stops
 # with the chat.
-run-server: deps $(BIN)/homed $(BIN)/waiter
+run-server: deps $(BIN)/homed $(BIN)/waiter builtin-plugins
 	@./.ci/run-local.sh $(BIN)
 
 # test runs every test, integration ones included, with the same flags as the binaries (plus -race).

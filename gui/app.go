@@ -87,6 +87,7 @@ type App struct {
 	restartArgs []string
 	lastState   ConnState
 	closed      bool
+	onPlugins   bool // the Plugins tab is the one selected
 }
 
 // NewApp returns the app over o.Service. It builds no window yet.
@@ -155,6 +156,7 @@ func (a *App) Show() {
 	a.spawn(a.decide)
 	a.spawn(a.conn.Run)
 	a.spawn(func(ctx context.Context) { a.notes.watchPlugins(ctx, a.isMainHidden, time.After) })
+	a.spawn(func(ctx context.Context) { a.plugins.Watch(ctx, a.pluginsShown, time.After) })
 	a.approvals = NewApprovalsVM(a.o.Service)
 	a.spawn(func(ctx context.Context) { a.watchApprovals(ctx, time.After) })
 }
@@ -279,6 +281,7 @@ func (a *App) buildMain() {
 		tabs.SelectIndex(sel)
 		tabs.OnSelected = func(*container.TabItem) {
 			i := tabs.SelectedIndex()
+			a.setOnPlugins(i == tabPlugins)
 			switch i { // memory and plugins change behind the views' backs: show them fresh
 			case tabStarMap:
 				vm := a.starmap
@@ -294,6 +297,7 @@ func (a *App) buildMain() {
 		}
 		a.tabs, body, screen = tabs, tabs, tabScreens[sel]
 	}
+	a.setOnPlugins(!a.welcome && a.tabs != nil && a.tabs.SelectedIndex() == tabPlugins)
 	a.main.SetContent(container.NewBorder(a.banners(), nil, nil, nil, body))
 	if screen != "" {
 		a.screen(screen)
@@ -402,6 +406,20 @@ func (a *App) setMainHidden(h bool) {
 		a.spawn(func(ctx context.Context) { _ = a.notes.pollPlugins(ctx) })
 	}
 	a.trace.emit("window", map[string]any{"window": "main", "hidden": h})
+}
+
+func (a *App) setOnPlugins(on bool) {
+	a.mu.Lock()
+	a.onPlugins = on
+	a.mu.Unlock()
+}
+
+// pluginsShown reports whether the Plugins view is on screen (its tab selected, the main
+// window not hidden in the tray): then it follows the kernel's changes.
+func (a *App) pluginsShown() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.onPlugins && !a.mainHidden
 }
 
 func (a *App) isMainHidden() bool {

@@ -60,6 +60,8 @@ type ChatMessage struct {
 	Streaming bool
 	// Stopped says the user stopped the turn before it finished.
 	Stopped bool
+
+	retry *chatRetry // an error's way to try again ([ChatVM.Retry]); nil: none
 }
 
 // ChatTool is a tool call shown inline in a reply. Status is "running", "ok", "error",
@@ -729,7 +731,7 @@ func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req clien
 			s.atts = s.atts[:client.MaxAttachments]
 		}
 		errText = Tf("Not sent: %s", chatErrText(err))
-		s.msgs = append(s.msgs, ChatMessage{Role: ChatRoleError, Text: errText, Time: time.Now()})
+		s.msgs = append(s.msgs, ChatMessage{Role: ChatRoleError, Text: errText, Time: time.Now(), retry: &chatRetry{}})
 		changes = append(changes,
 			ChatChange{Kind: ChatMessagesChanged, Session: id},
 			ChatChange{Kind: ChatDraftChanged, Session: id},
@@ -739,7 +741,8 @@ func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req clien
 			s.msgs = s.msgs[:t.msg]
 		}
 		errText = chatErrText(err)
-		s.msgs = append(s.msgs, ChatMessage{Role: ChatRoleError, Text: errText, TurnID: t.id, Time: time.Now()})
+		s.msgs = append(s.msgs, ChatMessage{Role: ChatRoleError, Text: errText, TurnID: t.id, Time: time.Now(),
+			retry: &chatRetry{input: req.Input, atts: atts}})
 		changes = append(changes, ChatChange{Kind: ChatMessagesChanged, Session: id})
 	}
 	vm.mu.Unlock()

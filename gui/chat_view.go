@@ -36,6 +36,9 @@ type chatView struct {
 	sessions    []client.Session // what sessionList shows
 	sessionList *widget.List
 	newSession  *widget.Button
+	// showSystem also lists the sessions the kernel keeps for itself (a plugin's memory, the
+	// OpenAI API's conversations: client.Session.System), hidden by default.
+	showSystem *widget.Check
 
 	instr       *widget.Accordion
 	instrPrompt *widget.Entry
@@ -55,6 +58,32 @@ type chatView struct {
 
 	thr   chatThrottle
 	dirty map[int]bool // messages changed since the last render
+	// follow keeps the messages scrolled to the newest one, also across layouts (the history
+	// of a session arrives before the view has its size); scrolling up clears it.
+	follow bool
+}
+
+// chatStickLayout gives the messages' scroll all its space and, while the view follows the
+// newest message, scrolls it to the end after every layout: a scroll made before the view had
+// its size (or before a bubble's text was wrapped to its width) ends short of the end.
+type chatStickLayout struct{ v *chatView }
+
+func (l *chatStickLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	return objects[0].MinSize()
+}
+
+func (l *chatStickLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	objects[0].Move(fyne.NewPos(0, 0))
+	objects[0].Resize(size)
+	if l.v.follow {
+		l.v.scrollToEnd()
+	}
+}
+
+// scrollToEnd scrolls to the newest message and follows the next ones.
+func (v *chatView) scrollToEnd() {
+	v.scroll.ScrollToBottom()
+	v.follow = true
 }
 
 // NewChatView returns the chat screen: the sessions (hidden in Quick mode) with "New session",
@@ -84,6 +113,10 @@ func (v *chatView) build() fyne.CanvasObject {
 
 	v.msgBox = container.NewVBox()
 	v.scroll = container.NewVScroll(v.msgBox)
+	v.scroll.OnScrolled = func(p fyne.Position) {
+		// Scrolled up by the owner: stay there; back at the end: follow the new messages again.
+		v.follow = p.Y >= v.scroll.Content.Size().Height-v.scroll.Size().Height-1
+	}
 
 	v.input = newChatInput(v.sendDraft)
 	v.input.onPasteFiles = v.pastedFiles
@@ -116,7 +149,7 @@ func (v *chatView) build() fyne.CanvasObject {
 			container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), v.instrSave), nil, nil, form)))
 		top.Add(v.instr)
 	}
-	chat := container.NewBorder(top, bottom, nil, nil, v.scroll)
+	chat := container.NewBorder(top, bottom, nil, nil, container.New(&chatStickLayout{v: v}, v.scroll))
 	if v.vm.Quick() {
 		return chat
 	}
@@ -141,7 +174,8 @@ func (v *chatView) build() fyne.CanvasObject {
 		v.vm.Go(func() { _ = v.vm.SelectSession(context.Background(), id) }) // errors: the banner
 	}
 	v.newSession = widget.NewButtonWithIcon(T("New session"), theme.ContentAddIcon(), v.askNewSession)
-	left := container.NewBorder(v.newSession, nil, nil, nil, v.sessionList)
+	v.showSystem = widget.NewCheck(T("System"), func(bool) { v.refreshSessions() })
+	left := container.NewBorder(v.newSession, v.showSystem, nil, nil, v.sessionList)
 	split := container.NewHSplit(left, chat)
 	split.Offset = 0.25
 	return split
@@ -173,7 +207,7 @@ func (v *chatView) changed(c ChatChange) {
 			v.bubbles = append(v.bubbles, b)
 			v.msgBox.Add(b.box)
 			b.render(m)
-			v.scroll.ScrollToBottom()
+			v.scrollToEnd()
 			break
 		}
 		v.refreshMessages()
@@ -212,9 +246,14 @@ func (v *chatView) refreshSessions() {
 	if v.sessionList == nil {
 		return
 	}
-	v.sessions = v.vm.Sessions()
-	v.sessionList.Refresh()
 	cur := v.vm.Current()
+	v.sessions = v.sessions[:0]
+	for _, s := range v.vm.Sessions() {
+		if !s.System() || v.showSystem.Checked || s.ID == cur {
+			v.sessions = append(v.sessions, s)
+		}
+	}
+	v.sessionList.Refresh()
 	for i, s := range v.sessions {
 		if s.ID == cur {
 			v.sessionList.Select(i) // OnSelected ignores the current session
@@ -269,7 +308,7 @@ func (v *chatView) refreshMessages() {
 		v.bubbles[i].render(m)
 	}
 	clear(v.dirty)
-	v.scroll.ScrollToBottom()
+	v.scrollToEnd() // a session opens at its newest message
 }
 
 // flush renders the messages changed since the last render.
@@ -280,7 +319,9 @@ func (v *chatView) flush() {
 		}
 	}
 	clear(v.dirty)
-	v.scroll.ScrollToBottom()
+	if v.follow {
+		v.scrollToEnd()
+	}
 }
 
 func (v *chatView) refreshChips() {
@@ -447,6 +488,12 @@ type chatBubble struct {
 	rich  *widget.RichText
 	tools *fyne.Container
 	atts  *fyne.Container
+	// An error is a card: what happened, what to do, Retry, and the error itself folded.
+	errBox           *fyne.Container
+	errWhat, errTodo *widget.Label
+	errDetail        *widget.Label
+	errRetry         *widget.Button
+	errDetails       *widget.Accordion
 
 	role0, text0  string // what rich shows
 	tools0, atts0 string // what tools and atts show
@@ -469,8 +516,25 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 	b.tools.Hide()
 	b.atts = container.NewVBox()
 	b.atts.Hide()
+	b.errWhat = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	b.errWhat.Wrapping = fyne.TextWrapWord
+	b.errWhat.Importance = widget.DangerImportance
+	b.errTodo = widget.NewLabel("")
+	b.errTodo.Wrapping = fyne.TextWrapWord
+	b.errDetail = widget.NewLabel("")
+	b.errDetail.Wrapping = fyne.TextWrapBreak
+	b.errDetail.Importance = widget.LowImportance
+	b.errDetails = widget.NewAccordion(widget.NewAccordionItem(T("Details"), b.errDetail))
+	b.errRetry = widget.NewButtonWithIcon(T("Retry"), theme.ViewRefreshIcon(), func() {
+		if err := v.vm.Retry(b.index); err != nil {
+			dialog.ShowError(err, v.w)
+		}
+	})
+	b.errRetry.Importance = widget.HighImportance
+	b.errBox = container.NewVBox(b.errWhat, b.errTodo, container.NewHBox(b.errRetry), b.errDetails)
+	b.errBox.Hide()
 	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.copy)
-	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich)))
+	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich, b.errBox)))
 	return b
 }
 
@@ -502,16 +566,20 @@ func (b *chatBubble) render(m ChatMessage) {
 	if m.Role != b.role0 || m.Text != b.text0 {
 		b.role0, b.text0 = m.Role, m.Text
 		if m.Role == ChatRoleError {
-			b.rich.Segments = []widget.RichTextSegment{&widget.TextSegment{
-				Text:  m.Text,
-				Style: widget.RichTextStyle{ColorName: theme.ColorNameError, Inline: false},
-			}}
-			b.rich.Refresh()
+			what, todo := chatAdvice(m.Text, m.retry == nil || m.retry.input != "")
+			b.errWhat.SetText(what)
+			b.errTodo.SetText(todo)
+			b.errDetail.SetText(m.Text)
+			b.errDetails.CloseAll()
+			b.rich.Segments = nil
 		} else {
-			b.rich.ParseMarkdown(m.Text)
+			b.rich.Segments = markdownSegments(m.Text)
 		}
+		b.rich.Refresh()
 	}
-	chatShowIf(b.rich, m.Text != "")
+	chatShowIf(b.rich, m.Text != "" && m.Role != ChatRoleError)
+	chatShowIf(b.errBox, m.Role == ChatRoleError)
+	chatShowIf(b.errRetry, m.Role == ChatRoleError && m.retry != nil)
 	if key := fmt.Sprint(m.Tools); key != b.tools0 { // rebuilt only when they changed
 		b.tools0 = key
 		b.tools.RemoveAll()

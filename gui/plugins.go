@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2/data/binding"
 
@@ -59,8 +61,30 @@ func (vm *PluginsVM) Refresh(ctx context.Context) error {
 		vm.report(Tf("Could not list the plugins: %v", err), true)
 		return fmt.Errorf("list plugins: %w", err)
 	}
+	if old, _ := vm.Plugins.Get(); old != nil && reflect.DeepEqual(old, list) {
+		return nil // unchanged: the cards are not rebuilt (a poll every few seconds must not flicker)
+	}
 	_ = vm.Plugins.Set(list)
 	return nil
+}
+
+// pluginsViewPoll is how often the plugins view reads the list again while it is shown: the
+// kernel changes it behind the view's back (`waiter plugin remove`, a crash and its restart).
+const pluginsViewPoll = 2 * time.Second
+
+// Watch refreshes the list every [pluginsViewPoll] while shown reports true, until ctx ends.
+// after is time.After in production.
+func (vm *PluginsVM) Watch(ctx context.Context, shown func() bool, after func(time.Duration) <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-after(pluginsViewPoll):
+		}
+		if shown() {
+			_ = vm.Refresh(ctx) // a failure shows in the view's status
+		}
+	}
 }
 
 // Plugin returns the listed plugin called name.

@@ -56,6 +56,8 @@ func NewPluginsView(vm *PluginsVM, w fyne.Window) fyne.CanvasObject {
 		})
 	}
 
+	body := container.NewVBox(list) // list, then the add card (below)
+	scroll := container.NewVScroll(body)
 	vm.Plugins.AddListener(binding.NewDataListener(func() {
 		plugins, _ := vm.Plugins.Get()
 		actions = actions[:0]
@@ -83,7 +85,11 @@ func NewPluginsView(vm *PluginsVM, w fyne.Window) fyne.CanvasObject {
 			cards = append(cards, pluginCard(p, container.NewHBox(restart, toggle, logBtn, rm)))
 		}
 		list.Objects = cards
+		// The list changed size: lay out what holds it too, or the add card stays where it was
+		// and the new cards are drawn over it.
 		list.Refresh()
+		body.Refresh()
+		scroll.Refresh()
 		setBusy()
 	}))
 
@@ -122,8 +128,8 @@ func NewPluginsView(vm *PluginsVM, w fyne.Window) fyne.CanvasObject {
 	status := vmStatusLabel(vm.Status, vm.Failed)
 	header := container.NewBorder(nil, nil, widget.NewLabelWithStyle(T("Plugins"), fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), refresh)
 	vm.spawn(func(ctx context.Context) { _ = vm.Refresh(ctx) })
-	return container.NewBorder(container.NewVBox(header, status), nil, nil, nil,
-		container.NewVScroll(container.NewVBox(list, addCard)))
+	body.Add(addCard)
+	return container.NewBorder(container.NewVBox(header, status), nil, nil, nil, scroll)
 }
 
 // pluginCard shows one plugin and its buttons.

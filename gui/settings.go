@@ -115,6 +115,8 @@ type SettingsVM struct {
 
 	// Memory is the state of a memory export or import (settings_memory.go).
 	Memory MemoryTransfer
+	// Models is the dense embedding models' state (settings_models.go).
+	Models SettingsModels
 
 	mu sync.Mutex // serialises the read-modify-write of the saved remotes
 }
@@ -135,7 +137,7 @@ func NewSettingsVM(svc client.Service, env SettingsEnv) *SettingsVM {
 		RemoteFingerprint: binding.NewString(), RemoteInsecure: binding.NewBool(), RemoteWarning: binding.NewString(),
 		RemoteStatus: newSettingsStatus(),
 		Autostart:    binding.NewBool(), LanguageTag: binding.NewString(), CloseToTray: binding.NewBool(),
-		General: newSettingsStatus(), Memory: newMemoryTransfer(),
+		General: newSettingsStatus(), Memory: newMemoryTransfer(), Models: newSettingsModels(),
 	}
 	remotes, err := vm.loadRemotes()
 	if err != nil {

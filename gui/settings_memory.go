@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/data/binding"
 
 	"github.com/hologramagent/hologram/kernel/client"
@@ -87,6 +89,10 @@ func (vm *SettingsVM) transfer(verb string, fn func(n *atomic.Int64) error) erro
 // ExportMemory writes the memory to w in format (client.FormatJSON, FormatJSONL or
 // FormatMarkdown), secrets included only when asked.
 func (vm *SettingsVM) ExportMemory(ctx context.Context, format string, includeSecrets bool, w io.Writer) error {
+	if err := exportPrivate(w); err != nil {
+		vm.Memory.Status.set(Tf("The export failed: %v", err), true)
+		return fmt.Errorf("export memory: %w", err)
+	}
 	err := vm.transfer(T("Exported"), func(n *atomic.Int64) error {
 		return vm.svc.ExportMemory(ctx, client.ExportRequest{Format: format, IncludeSecrets: includeSecrets}, countingWriter{w: w, n: n})
 	})
@@ -95,6 +101,20 @@ func (vm *SettingsVM) ExportMemory(ctx context.Context, format string, includeSe
 		return fmt.Errorf("export memory: %w", err)
 	}
 	vm.Memory.Status.set(T("The memory was exported."), false)
+	return nil
+}
+
+// exportPrivate makes the file w writes (a file dialog's writer, which Fyne creates 0644)
+// readable by its owner only, before a byte of the memory is in it: an export holds every
+// conversation, and provider keys when asked.
+func exportPrivate(w io.Writer) error {
+	u, ok := w.(interface{ URI() fyne.URI })
+	if !ok || u.URI() == nil || u.URI().Scheme() != "file" {
+		return nil
+	}
+	if err := os.Chmod(u.URI().Path(), 0o600); err != nil {
+		return fmt.Errorf("make the file private: %w", err)
+	}
 	return nil
 }
 

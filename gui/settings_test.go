@@ -13,10 +13,12 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/client/clienttest"
 )
 
 const uiPin = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89"
@@ -381,7 +383,7 @@ func uiCheck(t *testing.T, w fyne.Window, text string) *widget.Check {
 
 func TestSettingsView(t *testing.T) {
 	ctx := context.Background()
-	_, c := uiKernel(t)
+	c := uiModelsKernel(t, clienttest.NewModels(clienttest.New()))
 	if _, err := c.AddProvider(ctx, client.ProviderConfig{Name: "deepseek", BaseURL: "https://api.deepseek.com/v1", Model: "deepseek-chat", APIKey: "sk", Priority: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -490,5 +492,34 @@ func TestSettingsMemoryExportImport(t *testing.T) {
 	_ = vm.Memory.Running.Set(true)
 	if err := vm.ExportMemory(ctx, client.FormatJSON, false, io.Discard); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("a second transfer = %v; want a refusal", err)
+	}
+}
+
+// TestSettingsMemoryExportIsPrivate: the export written through a file dialog's writer (Fyne's
+// file storage, which creates files 0644) ends 0600, its content in full.
+func TestSettingsMemoryExportIsPrivate(t *testing.T) {
+	f, c := uiKernel(t)
+	f.SetExport(client.FormatJSON, []byte(`{"version":1,"events":[{"content":"my secret plans"}]}`))
+	vm := newSettingsRig(t, c, nil, "").vm
+	path := filepath.Join(t.TempDir(), "hologram-backup.json")
+	wc, err := storage.Writer(storage.NewFileURI(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.ExportMemory(context.Background(), client.FormatJSON, false, wc); err != nil {
+		t.Fatal(err)
+	}
+	if err := wc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("export file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "my secret plans") {
+		t.Errorf("export file holds %q", b)
 	}
 }

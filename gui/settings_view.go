@@ -23,10 +23,11 @@ func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		settingsData(vm),
 		settingsRemotes(vm),
 		settingsMemory(vm, w),
-		settingsModels(),
+		settingsModels(vm),
 		settingsGeneral(vm),
 	)
 	vm.spawn(func(ctx context.Context) { _ = vm.RefreshProviders(ctx) })
+	vm.spawn(func(ctx context.Context) { _ = vm.RefreshModels(ctx) })
 	return container.NewVScroll(container.NewPadded(content))
 }
 
@@ -180,10 +181,6 @@ func settingsRemotes(vm *SettingsVM) fyne.CanvasObject {
 	help := settingsText(T("Connect this app to an agent running elsewhere (homed). The token stays in its file; pin the certificate's fingerprint for a self-signed server."), widget.LowImportance)
 	return widget.NewCard(T("Remote connections"), "", container.NewVBox(
 		list, help, form, insecure, warning, container.NewHBox(save), vmStatusLabel(vm.RemoteStatus.Text, vm.RemoteStatus.Failed)))
-}
-
-func settingsModels() fyne.CanvasObject {
-	return widget.NewCard(T("Models"), "", settingsText(T("Dense embedding models are not available in this version: memory recall uses keyword matching. They come with a later release."), widget.MediumImportance))
 }
 
 func settingsGeneral(vm *SettingsVM) fyne.CanvasObject {

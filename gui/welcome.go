@@ -152,6 +152,8 @@ type WelcomeVM struct {
 	mu       sync.Mutex
 	name     string // the name of the detected server the form was filled from,
 	nameBase string // while the base URL is still that server's
+	// testedURL is the base URL whose connection test filled Models.
+	testedURL string
 }
 
 // NewWelcomeVM returns the welcome screen's view-model over svc.
@@ -236,6 +238,9 @@ func (vm *WelcomeVM) Test(ctx context.Context) (client.ProviderCheck, error) {
 	}
 	if len(check.Models) > 0 {
 		_ = vm.Models.Set(check.Models)
+		vm.mu.Lock()
+		vm.testedURL = p.BaseURL
+		vm.mu.Unlock()
 	}
 	vm.report(describeCheck(check), !check.OK)
 	return check, nil

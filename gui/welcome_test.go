@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -384,7 +385,7 @@ func TestWelcomeViewLocalServer(t *testing.T) {
 	test.AssertRendersToMarkup(t, "welcome.xml", w.Canvas())
 
 	test.Tap(uiButton(t, w, "Use ollama (qwen2.5:7b) at http://127.0.0.1:11434/v1"))
-	if u := uiEntry(t, w, "https://api.openai.com/v1").Text; u != "http://127.0.0.1:11434/v1" {
+	if u := uiEntry(t, w, "e.g. https://api.openai.com/v1").Text; u != "http://127.0.0.1:11434/v1" {
 		t.Errorf("base URL entry = %q", u)
 	}
 	test.Tap(uiButton(t, w, "Test connection"))
@@ -412,14 +413,14 @@ func TestWelcomeViewTyped(t *testing.T) {
 	}
 
 	// A model is missing: the message shows, nothing is saved, done is not called.
-	test.Type(uiEntry(t, w, "https://api.openai.com/v1"), "https://api.deepseek.com/v1")
+	test.Type(uiEntry(t, w, "e.g. https://api.openai.com/v1"), "https://api.deepseek.com/v1")
 	test.Tap(uiButton(t, w, "Save and start chatting"))
 	vm.Wait()
 	if !uiHasText(w, "Enter a model name") || done != 0 {
 		t.Errorf("done %d, labels %q", done, uiTexts(w))
 	}
 
-	test.Type(uiEntry(t, w, "gpt-4o-mini"), "deepseek-chat")
+	test.Type(uiEntry(t, w, "e.g. gpt-4o-mini, qwen2.5:7b"), "deepseek-chat")
 	test.Type(uiEntry(t, w, "Not needed for local servers"), "sk-typed")
 	test.Tap(uiButton(t, w, "Save and start chatting"))
 	vm.Wait()
@@ -432,5 +433,50 @@ func TestWelcomeViewTyped(t *testing.T) {
 	}
 	if e := uiEntry(t, w, "Not needed for local servers"); e.Text != "" {
 		t.Errorf("key entry still holds %q", e.Text)
+	}
+}
+
+// TestWelcomeFormHelps: the placeholders read as examples; typing a well-known provider's
+// base URL offers its models before any test (the list was empty until a test succeeded);
+// a red failure goes away once the owner edits the form instead of staying stale.
+func TestWelcomeFormHelps(t *testing.T) {
+	_, c := uiKernel(t)
+	d := &uiDesktop{Service: c, check: client.ProviderCheck{OK: true, Latency: time.Millisecond, Model: "deepseek-chat", Models: []string{"deepseek-chat", "deepseek-coder"}}}
+	vm, w := welcomeWindow(t, d, nil)
+	urlEntry := uiEntry(t, w, "e.g. https://api.openai.com/v1")
+	modelEntry := uiEntry(t, w, "e.g. gpt-4o-mini, qwen2.5:7b")
+	if urlEntry.Text != "" || modelEntry.Text != "" {
+		t.Fatalf("the form starts filled in: %q %q", urlEntry.Text, modelEntry.Text)
+	}
+
+	test.Type(urlEntry, "https://api.deepseek.com/v1")
+	if m := uiGet[[]string](t, vm.Models); !slices.Contains(m, "deepseek-chat") {
+		t.Errorf("models offered for DeepSeek before a test: %q", m)
+	}
+
+	// Saved without a model: red. Typing the model clears it.
+	test.Tap(uiButton(t, w, "Save and start chatting"))
+	vm.Wait()
+	if !uiGet[bool](t, vm.Failed) || !uiHasText(w, "Enter a model name") {
+		t.Fatalf("no failure shown: %q", uiTexts(w))
+	}
+	test.Type(modelEntry, "deepseek-chat")
+	if uiGet[bool](t, vm.Failed) || uiHasText(w, "Enter a model name") {
+		t.Errorf("the failure stays after the form was edited: %q", uiTexts(w))
+	}
+
+	// A test lists the server's own models; they stay while the URL is that server's.
+	test.Tap(uiButton(t, w, "Test connection"))
+	vm.Wait()
+	if m := uiGet[[]string](t, vm.Models); !slices.Equal(m, []string{"deepseek-chat", "deepseek-coder"}) {
+		t.Errorf("models after the test: %q", m)
+	}
+	urlEntry.SetText("http://127.0.0.1:11434/v1")
+	if m := uiGet[[]string](t, vm.Models); !slices.Contains(m, "qwen2.5:7b") {
+		t.Errorf("models offered for Ollama: %q", m)
+	}
+	urlEntry.SetText("https://llm.internal.example/v1")
+	if m := uiGet[[]string](t, vm.Models); len(m) != 0 {
+		t.Errorf("models offered for an unknown server: %q", m)
 	}
 }

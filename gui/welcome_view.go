@@ -43,10 +43,12 @@ func NewWelcomeView(vm *WelcomeVM, done func()) fyne.CanvasObject {
 
 	// The form.
 	urlEntry := widget.NewEntryWithData(vm.BaseURL)
-	urlEntry.SetPlaceHolder("https://api.openai.com/v1")
+	urlEntry.SetPlaceHolder(Tf("e.g. %s", welcomeURLExample))
+	urlEntry.OnChanged = vm.BaseURLEdited
 	modelEntry := widget.NewSelectEntry(nil)
 	modelEntry.Bind(vm.Model)
-	modelEntry.SetPlaceHolder("gpt-4o-mini")
+	modelEntry.SetPlaceHolder(Tf("e.g. %s", welcomeModelExample))
+	modelEntry.OnChanged = func(string) { vm.Edited() }
 	vm.Models.AddListener(binding.NewDataListener(func() {
 		models, _ := vm.Models.Get()
 		modelEntry.SetOptions(models)
@@ -54,6 +56,7 @@ func NewWelcomeView(vm *WelcomeVM, done func()) fyne.CanvasObject {
 	keyEntry := widget.NewPasswordEntry()
 	keyEntry.Bind(vm.APIKey)
 	keyEntry.SetPlaceHolder(T("Not needed for local servers"))
+	keyEntry.OnChanged = func(string) { vm.Edited() }
 	form := widget.NewForm(
 		widget.NewFormItem(T("Base URL"), urlEntry),
 		widget.NewFormItem(T("Model"), modelEntry),

@@ -28,7 +28,7 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if n == 0 || req.Messages[n-1].Role != "user" || strings.TrimSpace(req.Messages[n-1].Content) == "" {
 		return client.ChatResult{}, invalid("the last message must be a non-empty user message")
 	}
-	sess, err := k.ensureSession(ctx, req.Session, "OpenAI API: "+req.Session)
+	sess, err := k.ensureChannelSession(ctx, req.Session, "OpenAI API: "+req.Session, client.ChannelOpenAI)
 	if err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}

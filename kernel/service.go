@@ -258,6 +258,9 @@ func (k sessionRole) Sessions(ctx context.Context) ([]client.Session, error) {
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	if ss, err = k.withoutDeleted(ctx, ss); err != nil {
+		return nil, err
+	}
 	out := make([]client.Session, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, toClientSession(s))

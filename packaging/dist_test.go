@@ -124,8 +124,12 @@ func expectedFiles(t *testing.T, v variant) (want map[string]string, forbidden [
 		want["/usr/bin/"+b] = sumFile(t, src)
 		want["/usr/share/man/man1/"+b+".1.gz"] = ""
 	}
-	if v.kernel {
+	if v.userUnit {
 		want["/usr/lib/systemd/user/hologram.service"] = ""
+	} else {
+		forbidden = append(forbidden, "/usr/lib/systemd/user/")
+	}
+	if v.kernel {
 		for _, a := range []string{"jieba", "onnxruntime", "models/ocr"} {
 			dir := filepath.Join(repoRoot, "build", filepath.FromSlash(a))
 			ents, err := os.ReadDir(dir)
@@ -142,7 +146,13 @@ func expectedFiles(t *testing.T, v variant) (want map[string]string, forbidden [
 		plugins, _ := filepath.Glob(filepath.Join(binDir(), "plugins", "*", "*"))
 		for _, f := range plugins {
 			rel, _ := filepath.Rel(binDir(), f)
+			if strings.HasPrefix(filepath.ToSlash(rel), "plugins/echo/") && !v.userUnit {
+				continue // the example plugin: full only
+			}
 			want["/usr/lib/hologram/"+filepath.ToSlash(rel)] = sumFile(t, f)
+		}
+		if !v.userUnit {
+			forbidden = append(forbidden, "/usr/lib/hologram/plugins/echo/")
 		}
 	} else {
 		forbidden = append(forbidden, "/usr/lib/hologram/", "/usr/lib/systemd/", "/usr/bin/homed")
@@ -236,8 +246,14 @@ func TestDebContentsAndControl(t *testing.T) {
 			if v.system != strings.Contains(depends, "passwd") {
 				t.Errorf("Depends %q: passwd (useradd) only for the server", depends)
 			}
-			if rec := controlField(info, "Recommends"); v.kernel != (rec == "wordnet-base") {
-				t.Errorf("Recommends %q", rec)
+			if rec := controlField(info, "Recommends"); v.kernel != (rec == "wordnet-base, chromium") {
+				t.Errorf("Recommends %q, want wordnet-base and chromium (web_browse) for a kernel", rec)
+			}
+			// The project's own maintainer address, never a placeholder or a committer's.
+			maint := controlField(info, "Maintainer")
+			if !regexp.MustCompile(`^HologramAgent maintainers <[a-z.]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}>$`).MatchString(maint) ||
+				regexp.MustCompile(`(?i)example|invalid|localhost|noreply|seed|test`).MatchString(maint) {
+				t.Errorf("Maintainer %q, want HologramAgent maintainers <a real-looking project address>", maint)
 			}
 			if v.system != strings.Contains(info, "postinst") {
 				t.Errorf("maintainer scripts only for the server:\n%s", info)

@@ -18,13 +18,14 @@ const repoRoot = ".."
 type variant struct {
 	name, pkg string
 	bins      []string // in /usr/bin
-	kernel    bool     // plugins, assets, user unit
+	kernel    bool     // plugins, assets
+	userUnit  bool     // the opt-in user unit and the example plugins (full only)
 	system    bool     // the system unit and its scripts
 	desktop   bool     // .desktop, icons, GL/X and fonts dependencies
 }
 
 var variants = []variant{
-	{name: "full", pkg: "hologram-full", bins: []string{"hologram", "homed", "waiter"}, kernel: true, desktop: true},
+	{name: "full", pkg: "hologram-full", bins: []string{"hologram", "homed", "waiter"}, kernel: true, userUnit: true, desktop: true},
 	{name: "server", pkg: "hologram-server", bins: []string{"homed", "waiter"}, kernel: true, system: true},
 	{name: "client", pkg: "hologram-client", bins: []string{"hologram", "waiter"}, desktop: true},
 }

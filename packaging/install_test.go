@@ -303,8 +303,14 @@ func TestServerInstallRunRemovePurge(t *testing.T) {
 	checkOwned(t, stateDir, a, 0o700)
 	checkOwned(t, configDir, a, 0o700)
 
-	// The units as installed, with their binary and man pages in place.
-	for _, unit := range []string{systemUnit, userUnit} {
+	// The system unit as installed, with its binary and man pages in place; a server has no
+	// user unit and no example plugin.
+	for _, f := range []string{userUnit, "/usr/lib/hologram/plugins/echo"} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("the server package installed %s (%v)", f, err)
+		}
+	}
+	for _, unit := range []string{systemUnit} {
 		if out, err := exec.Command("systemd-analyze", "verify", unit).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
 			t.Errorf("systemd-analyze verify %s: %v\n%s", unit, err, out)
 		}

@@ -34,6 +34,8 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/hologramagent/hologram/gui"
+	// Before Fyne's lang package initialises: no "Error parsing user locale C" under C.UTF-8.
+	_ "github.com/hologramagent/hologram/cmd/hologram/internal/quietlocale"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
 )
@@ -160,6 +162,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		o.Trace = tf
 	}
 
+	if msg, err := repairPreferences(preferencesPath(getenv)); err != nil {
+		log.Warn("preferences", "err", err)
+	} else if msg != "" {
+		log.Warn(msg)
+	}
 	fa := app.NewWithID(appID)
 	appc <- fa
 	a := gui.NewApp(fa, o)

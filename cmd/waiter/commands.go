@@ -320,7 +320,7 @@ func yesNo(b bool) string {
 
 func (a *app) session(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("session needs a subcommand: list, new or instructions")
+		return usagef("session needs a subcommand: list, new, rename, delete or instructions")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -328,6 +328,10 @@ func (a *app) session(ctx context.Context, args []string) error {
 		return a.sessionList(ctx, args)
 	case "new":
 		return a.sessionNew(ctx, args)
+	case "rename":
+		return a.sessionRename(ctx, args)
+	case "delete", "rm":
+		return a.sessionDelete(ctx, args)
 	case "instructions":
 		return a.sessionInstructions(ctx, args)
 	}

@@ -37,6 +37,9 @@ commands:
   session list [--json]
   session new [--title T] [--system-prompt P] [--model M] [--channel C] [--partner P] [--scope S] [ID]
                                           scope: private (default), public or group:<id>
+  session rename ID TITLE...
+  session delete ID [--forget]            remove a chat from the list; its memory stays
+                                          unless --forget
   session instructions ID [--system-prompt P] [--model M]
   history [--session ID] [--limit N] [--json]
   window [--session ID] [--json]          what the session's next prompt holds and why

@@ -17,6 +17,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/turns/{id}/cancel", s.handleCancel)
 	m.HandleFunc("GET /api/v1/sessions", s.handleSessions)
 	m.HandleFunc("POST /api/v1/sessions", s.handleCreateSession)
+	m.HandleFunc("PATCH /api/v1/sessions/{id}", s.handleRenameSession)
+	m.HandleFunc("DELETE /api/v1/sessions/{id}", s.handleDeleteSession)
 	m.HandleFunc("PUT /api/v1/sessions/{id}/instructions", s.handleInstructions)
 	m.HandleFunc("GET /api/v1/sessions/{id}/history", s.handleHistory)
 	m.HandleFunc("GET /api/v1/providers", s.handleProviders)

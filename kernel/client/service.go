@@ -59,6 +59,8 @@ type SessionService interface {
 	SetInstructions(ctx context.Context, sessionID string, in Instructions) (Session, error)
 	// History returns the last limit messages of a session (limit <= 0: all).
 	History(ctx context.Context, sessionID string, limit int) ([]Message, error)
+	// SessionAdmin renames and deletes sessions (session.go).
+	SessionAdmin
 }
 
 // ProviderService configures, tests and finds LLM providers.

@@ -57,7 +57,7 @@ func build(ctx context.Context, o options, log io.Writer) ([]string, error) {
 	}
 	maint := o.Maintainer
 	if maint == "" {
-		maint = g.Committer
+		maint = maintainer
 	}
 	if err := os.RemoveAll(o.Work); err != nil {
 		return nil, err
@@ -191,6 +191,9 @@ func (p *pkg) addKernelFiles(ctx context.Context) error {
 		if _, err := os.Stat(filepath.Join(dir, "plugin.json")); err != nil {
 			return fmt.Errorf("built-in plugin %s has no plugin.json: %w", dir, err)
 		}
+		if examplePlugins[filepath.Base(dir)] && !p.v.Examples {
+			continue
+		}
 		if err := p.addTree(ctx, dir, path.Join(libDir, "plugins", filepath.Base(dir)), nil); err != nil {
 			return err
 		}
@@ -287,13 +290,13 @@ func (p *pkg) addDesktopFiles(ctx context.Context) error {
 // iconSizes are the hicolor sizes rendered from gui/assets/icon.svg.
 var iconSizes = []int{16, 22, 24, 32, 48, 64, 128, 256, 512}
 
-// addUnits adds homed's systemd units: the user unit (kernel variants, installed disabled) and
+// addUnits adds homed's systemd units: the user unit (full, installed disabled) and
 // the system unit (server). The .deb puts system units in /lib/systemd/system (Debian 12), the
 // .rpm in /usr/lib/systemd/system, the .tar.gz (extracted into /usr/local) in lib/systemd.
 func (p *pkg) addUnits(context.Context) error {
 	type unit struct{ tmpl, dir string }
 	var units []unit
-	if p.v.Kernel {
+	if p.v.UserUnit {
 		units = append(units, unit{"hologram-user.service", "systemd/user"})
 	}
 	if p.v.SystemUnit {

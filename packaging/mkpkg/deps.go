@@ -133,7 +133,9 @@ func (p *pkg) dependencies(ctx context.Context) (deps, error) {
 		d.RPMRequires = append(d.RPMRequires, "(google-noto-sans-cjk-fonts or google-noto-sans-cjk-ttc-fonts)")
 	}
 	if p.v.Kernel {
-		d.DebRecommends = append(d.DebRecommends, "wordnet-base")
+		// wordnet-base: the memory's lexicon; chromium: the web plugin's web_browse drives it
+		// (web_fetch works without).
+		d.DebRecommends = append(d.DebRecommends, "wordnet-base", "chromium")
 	}
 	if p.v.SystemUnit {
 		d.DebDepends = append(d.DebDepends, "passwd")

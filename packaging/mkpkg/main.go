@@ -65,7 +65,7 @@ type options struct {
 	Variants   []string // a subset of full, server, client
 	Formats    []string // a subset of deb, rpm, tar
 	Version    string   // the package version; empty derives it from git
-	Maintainer string   // "Name <mail>"; empty takes HEAD's committer
+	Maintainer string   // "Name <mail>"; empty: [maintainer]
 	Go         string   // the go command (go list finds the linked packages' licences)
 }
 
@@ -83,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&variants, "variants", strings.Join(variantNames(), ","), "comma-separated `variants` to build")
 	fs.StringVar(&formats, "formats", "deb,rpm,tar", "comma-separated `formats` to write")
 	fs.StringVar(&o.Version, "version", "", "package `version` (default: from git describe)")
-	fs.StringVar(&o.Maintainer, "maintainer", "", "package maintainer `\"Name <mail>\"` (default: HEAD's committer)")
+	fs.StringVar(&o.Maintainer, "maintainer", "", "package maintainer `\"Name <mail>\"` (default: the project's, "+maintainer+")")
 	fs.StringVar(&o.Go, "go", "go", "go `command`")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err

@@ -9,9 +9,14 @@ type variant struct {
 	Description []string
 	// Bins are the programs in /usr/bin.
 	Bins []program
-	// Kernel variants ship the built-in plugins, the assets under /usr/lib/hologram and the
-	// user unit for homed.
+	// Kernel variants ship the built-in plugins and the assets under /usr/lib/hologram.
 	Kernel bool
+	// UserUnit adds the opt-in systemd user unit for homed (a desktop's own kernel without the
+	// GUI); the server runs homed as a system service and has none.
+	UserUnit bool
+	// Examples keeps the example plugins ([examplePlugins]) among the built-in ones: a
+	// developer's desktop may try them, a server has no use for them.
+	Examples bool
 	// SystemUnit adds the hardened system unit, its user and its maintainer scripts.
 	SystemUnit bool
 	// Desktop adds the .desktop launcher, the icons and the fonts the GUI needs.
@@ -40,7 +45,7 @@ var variants = []variant{
 			"HologramAgent is a self-hosted personal AI agent: it chats through the LLM providers you configure, remembers across conversations, and uses plugins as tools.",
 			"This package has everything: the desktop app hologram with the kernel inside, the headless kernel homed (with an opt-in systemd user unit), the terminal client waiter, the built-in plugins and the memory's assets (Chinese word segmentation dictionaries, ONNX Runtime and OCR models).",
 		},
-		Bins: []program{progHologram, progHomed, progWaiter}, Kernel: true, Desktop: true,
+		Bins: []program{progHologram, progHomed, progWaiter}, Kernel: true, UserUnit: true, Examples: true, Desktop: true,
 	},
 	{
 		Name: "server", Package: "hologram-server",
@@ -89,6 +94,14 @@ func (v variant) others() []string {
 	}
 	return o
 }
+
+// examplePlugins are the plugins of plugins/builtin that are examples for plugin authors
+// (built, never started by default): only variants with Examples ship them.
+var examplePlugins = map[string]bool{"echo": true}
+
+// maintainer is the packages' Maintainer unless -maintainer says otherwise: the project's
+// own address, the same for every build (not the committer of HEAD).
+const maintainer = "HologramAgent maintainers <maintainers@hologramagent.org>"
 
 // Fixed names shared by the files below.
 const (
