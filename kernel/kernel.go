@@ -1,5 +1,7 @@
-// Package kernel wires the agent's subsystems (store, providers, agent loop, event bus, readiness)
-// into one Kernel and implements client.Service and client.CompletionService on top of them.
+// Package kernel wires the agent's subsystems (store, memory engine, providers, agent loop, plugin
+// host, event bus, readiness) into one Kernel, and hands out its roles (roles.go: Chat, Sessions,
+// Memory …, all of them as Service) that implement client.Service and client.CompletionService.
+// The memory's logic lives in memory/engine, the owner's memory admin in kernel/memadmin.
 //
 // Lifecycle: New (no I/O besides reading the store) → Start (marks facilities ready) → Drain
 // (optional: lets in-flight turns finish) → Close. The HTTP API (kernel/api) and the binaries
@@ -81,7 +83,8 @@ type Deps struct {
 	DetectTimeout time.Duration
 	// ProviderTestTimeout bounds TestProvider's request; zero: 20 s.
 	ProviderTestTimeout time.Duration
-	// Embedding is the dense-embedding side (embedding.go); the zero value: sparse only.
+	// Embedding is the dense-embedding side (memory/engine.Dense; embedding.go); the zero value:
+	// sparse only.
 	Embedding EmbeddingDeps
 	// OCR reads the text of images (memory/ocr.Lazy); the zero value: images keep no text.
 	OCR OCRDeps

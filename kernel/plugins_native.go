@@ -232,7 +232,7 @@ func channelSession(channel, partner string) string {
 	return "chan:" + channel + ":h" + hex.EncodeToString(sum[:12])
 }
 
-// channelScene is the declared scene key of a channel and partner (memscene.go derives the same).
+// channelScene is the declared scene key of a channel and partner (memory/engine derives the same).
 func channelScene(channel, partner string) string { return "chan:" + channel + "/peer:" + partner }
 
 // ChannelInput implements host.Services: the message starts an agent turn in the session of
