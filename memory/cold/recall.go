@@ -188,6 +188,10 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
+	qtf := map[string]int{} // how often the query says each term (episode.go weighs by it)
+	for _, t := range terms {
+		qtf[t]++
+	}
 	terms = dedupe(without(terms, nameTerms))
 	if len(terms) == 0 {
 		terms = dedupe(nameTerms) // a query that is only a name still finds that name
@@ -204,6 +208,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 				return nil, err
 			}
 			if err := r.coherence(ctx, cs, terms); err != nil {
+				return nil, err
+			}
+			if err := r.episodes(ctx, q, cs, terms, qtf); err != nil {
 				return nil, err
 			}
 		}
