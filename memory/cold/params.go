@@ -77,7 +77,7 @@ func DefaultParams() Params {
 		DenseZ:        2.0,
 		Coherence:     2.0,
 		PassageTokens: 80,
-		Episode:       1.0,
+		Episode:       1.5,
 		EpisodeTerms:  30,
 		EpisodeRadius: 12,
 		EpisodeQTF:    true,
