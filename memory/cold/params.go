@@ -78,7 +78,7 @@ func DefaultParams() Params {
 		Coherence:     2.0,
 		PassageTokens: 80,
 		Episode:       1.5,
-		EpisodeTerms:  30,
+		EpisodeTerms:  50,
 		EpisodeRadius: 12,
 		EpisodeQTF:    true,
 	}
