@@ -157,12 +157,18 @@ func loadRealMem(dir string) (recallSet, error) {
 		if c.ID == "" {
 			c.ID = strings.TrimSuffix(filepath.Base(f), ".json")
 		}
+		sameDay := map[time.Time]int{}
 		for _, s := range d.Dialogues {
 			day, err := time.Parse("2006-01-02", strings.Fields(s.Time + " x")[0])
 			if err != nil {
 				return recallSet{}, fmt.Errorf("%s session %s: time %q: %w", f, s.UUID, s.Time, err)
 			}
-			day = day.Add(10 * time.Hour)
+			// The files give only the day. A second session of the same day is a separate
+			// conversation later that day (3 hours on, beyond recall's burst gap), never
+			// interleaved with the first at the same minutes.
+			nth := sameDay[day]
+			sameDay[day]++
+			day = day.Add(10*time.Hour + time.Duration(3*nth)*time.Hour)
 			var st benchStep
 			var doc strings.Builder
 			for j, t := range s.Turns {

@@ -44,6 +44,17 @@ type Params struct {
 	// Coherence: score × (1 + Coherence × coverage), coverage being the share of the query's
 	// terms (IDF-weighted, saturating) that the event's episode holds (coherence.go). 0 off.
 	Coherence float64
+	// Episode and EpisodeTerms: each candidate episode is scored as one BM25 document and the
+	// score added to its events' in proportion to the best event's, weighted Episode × min(1,
+	// query terms / EpisodeTerms): long queries describe a topic, short ones name a fact
+	// (episode.go). 0 off.
+	Episode      float64
+	EpisodeTerms int
+	// EpisodeRadius: the events this many positions either side of the best candidates are
+	// read as part of their episodes' documents.
+	EpisodeRadius int
+	// EpisodeQTF: a term the query says n times weighs n times in the episode score.
+	EpisodeQTF bool
 	// DenseZ: an event counts on the dense side when its cosine to the query is at least this
 	// many standard deviations above the mean cosine of every event searched.
 	DenseZ float64
@@ -66,6 +77,10 @@ func DefaultParams() Params {
 		DenseZ:        2.0,
 		Coherence:     2.0,
 		PassageTokens: 80,
+		Episode:       1.5,
+		EpisodeTerms:  50,
+		EpisodeRadius: 12,
+		EpisodeQTF:    true,
 	}
 }
 
@@ -86,6 +101,10 @@ func (p *Params) fields() map[string]any {
 		"dense_z":           &p.DenseZ,
 		"passage_tokens":    &p.PassageTokens,
 		"coherence":         &p.Coherence,
+		"episode":           &p.Episode,
+		"episode_terms":     &p.EpisodeTerms,
+		"episode_radius":    &p.EpisodeRadius,
+		"episode_qtf":       &p.EpisodeQTF,
 	}
 }
 
@@ -118,6 +137,8 @@ func (p Params) With(over map[string]float64) (Params, error) {
 		switch x := ptr.(type) {
 		case *int:
 			*x = int(math.Round(v))
+		case *bool:
+			*x = v != 0
 		case *float64:
 			*x = v
 		case *time.Duration:

@@ -150,3 +150,70 @@ func TestCoherence(t *testing.T) {
 		}
 	}
 }
+
+// TestEpisodes: the episode-document step lifts the turns of the stretch of conversation that
+// holds most of a long query, weighs by the query's length, and is off at 0.
+func TestEpisodes(t *testing.T) {
+	ctx := context.Background()
+	m := memtest.NewMem(nil)
+	if _, err := m.CreateSession(ctx, memory.Session{ID: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
+	var evs []memory.Event
+	add := func(at time.Time, text string) {
+		evs = append(evs, memory.Event{Session: "chat", Role: memory.RoleUser, Content: text, Time: at})
+	}
+	add(day, "garden roses garden roses in the garden with roses")
+	add(day.Add(time.Minute), "nothing else that day")
+	wk := day.Add(7 * 24 * time.Hour)
+	add(wk, "we planned the garden")
+	add(wk.Add(time.Minute), "roses along the fence")
+	add(wk.Add(2*time.Minute), "the fence needs paint")
+	add(wk.Add(3*time.Minute), "a budget for paint")
+	for i := 0; i < 20; i++ {
+		add(day.Add(time.Duration(48+i)*time.Hour), "the weather report for today")
+	}
+	if _, err := m.AppendEvents(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Text: "garden roses fence budget paint", Viewer: memory.Viewer{Owner: true}, K: 10}
+	run := func(weight float64, terms int) map[string]Hit {
+		p := DefaultParams()
+		p.Coherence = 0
+		p.Episode, p.EpisodeTerms = weight, terms
+		r, err := New(Options{Index: m, Tokens: memory.DefaultTokenize, Params: &p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := r.Recall(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Hit{}
+		for _, h := range hits {
+			out[h.Event.Content] = h
+		}
+		return out
+	}
+	ratio := func(hs map[string]Hit) float64 {
+		rep, cov := hs[evs[0].Content], hs["roses along the fence"]
+		if rep.Score == 0 || cov.Score == 0 {
+			t.Fatalf("fixture: both turns should be recalled: %v", hs)
+		}
+		return cov.Score / rep.Score
+	}
+	off := run(0, 1)
+	for _, h := range off {
+		if strings.Contains(h.Reason, "episode ") {
+			t.Errorf("episode 0: %q has reason %q", h.Event.Content, h.Reason)
+		}
+	}
+	long, short := run(2, 1), run(2, 50) // 5 query terms: the whole weight, or a tenth of it
+	if !(ratio(long) > ratio(short) && ratio(short) > ratio(off)) {
+		t.Errorf("episode weight should grow with the query's length: ratios off %.3f, short %.3f, long %.3f", ratio(off), ratio(short), ratio(long))
+	}
+	if !strings.Contains(long["roses along the fence"].Reason, "episode ") {
+		t.Errorf("reason %q names no episode", long["roses along the fence"].Reason)
+	}
+}

@@ -18,6 +18,10 @@
 //   - episode coherence: an event gains with the share of the query's terms its stretch of
 //     conversation covers (coherence.go): a plan talked over for several turns names each part
 //     once;
+//   - episode documents: each candidate episode is also scored as one BM25 document of all its
+//     events, and its events gain in proportion, the more so the longer the query (episode.go):
+//     a long message or the dialogue so far describes a topic that a stretch of conversation
+//     covers, a short question names a fact that one turn states;
 //   - diversity: after the first few results, a turn right beside one already chosen competes
 //     at a discount, so a longer list covers more places in the conversation;
 //   - passages: a long event (an assistant's answer, a pasted document) is recalled as its
@@ -188,6 +192,10 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
+	qtf := map[string]int{} // how often the query says each term (episode.go weighs by it)
+	for _, t := range terms {
+		qtf[t]++
+	}
 	terms = dedupe(without(terms, nameTerms))
 	if len(terms) == 0 {
 		terms = dedupe(nameTerms) // a query that is only a name still finds that name
@@ -204,6 +212,9 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 				return nil, err
 			}
 			if err := r.coherence(ctx, cs, terms); err != nil {
+				return nil, err
+			}
+			if err := r.episodes(ctx, q, cs, terms, qtf); err != nil {
 				return nil, err
 			}
 		}
