@@ -127,8 +127,8 @@ func NewPluginsView(vm *PluginsVM, w fyne.Window) fyne.CanvasObject {
 
 	status := vmStatusLabel(vm.Status, vm.Failed)
 	header := container.NewBorder(nil, nil, widget.NewLabelWithStyle(T("Plugins"), fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), refresh)
-	vm.spawn(func(ctx context.Context) { _ = vm.Refresh(ctx) })
 	body.Add(addCard)
+	vm.spawn(func(ctx context.Context) { _ = vm.Refresh(ctx) }) // once the view is whole: the refresh lays it out
 	return container.NewBorder(container.NewVBox(header, status), nil, nil, nil, scroll)
 }
 

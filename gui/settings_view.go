@@ -26,8 +26,12 @@ func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		settingsModels(vm),
 		settingsGeneral(vm),
 	)
-	vm.spawn(func(ctx context.Context) { _ = vm.RefreshProviders(ctx) })
-	vm.spawn(func(ctx context.Context) { _ = vm.RefreshModels(ctx) })
+	// One task, one refresh after the other: their bindings update the view, and updates must not
+	// run concurrently (the test driver runs them on the calling goroutine).
+	vm.spawn(func(ctx context.Context) {
+		_ = vm.RefreshProviders(ctx)
+		_ = vm.RefreshModels(ctx)
+	})
 	return container.NewVScroll(container.NewPadded(content))
 }
 

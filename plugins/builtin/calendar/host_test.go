@@ -20,7 +20,7 @@ import (
 // arrives, marked late, as an owner notification on resume; a reminder set through the model
 // arrives on time in the owner's chat.
 func TestCalendarUnderTheRealKernel(t *testing.T) {
-	k := hosttest.Start(t, hosttest.Options{Memory: true})
+	k := hosttest.Start(t, hosttest.Options{})
 	ctx := hosttest.Context(t)
 	xdg := t.TempDir()
 	now := time.Now().UTC()

@@ -29,7 +29,7 @@ func TestRSSUnderTheRealKernel(t *testing.T) {
 		}
 		serveFile(t, w, r, strings.TrimPrefix(r.URL.Path, "/"))
 	})
-	k := hosttest.Start(t, hosttest.Options{Memory: true})
+	k := hosttest.Start(t, hosttest.Options{})
 	ctx := hosttest.Context(t)
 	xdg := t.TempDir()
 	seed := map[string]any{"version": 1, "feeds": []map[string]any{{"url": srv.URL + "/news.rss", "interval": time.Hour,

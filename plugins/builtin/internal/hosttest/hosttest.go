@@ -70,11 +70,9 @@ func Build(t testing.TB) string {
 	return dir
 }
 
-// Options shape [Start]; the zero value is a kernel with its memory off, driven in process.
+// Options shape [Start]; the zero value is a kernel (its memory on, the store's default
+// tokenizer) driven in process.
 type Options struct {
-	// Memory turns the kernel's memory on (recall, the window, plugins' memory commits), with
-	// the store's default tokenizer.
-	Memory bool
 	// API serves the kernel's HTTP API on a unix socket: [Kernel.API] is a client of it, and the
 	// helpers go through it.
 	API bool
@@ -109,13 +107,10 @@ func Start(t testing.TB, o Options) *Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := kernel.Deps{Store: store, Sealer: security.NewCodec(keys),
+	deps := kernel.Deps{Store: store, Sealer: security.NewCodec(keys), Tokens: memory.DefaultTokenize,
 		NewProvider: func(ps kernel.ProviderSettings) (llm.Provider, error) {
 			return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, MaxRetries: -1})
 		}}
-	if o.Memory {
-		deps.Tokens = memory.DefaultTokenize
-	}
 	k, err := kernel.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
