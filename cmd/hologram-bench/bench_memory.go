@@ -66,15 +66,17 @@ func runBenchMemory(ctx context.Context, args []string, stdout, stderr io.Writer
 	single := fs.Int("single", 10_000, "how many of the events are ingested one per call (the rest 50 per call)")
 	jsonOut := fs.String("json", "", "also write the report as JSON to `file`")
 	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of the timed queries (recall only) to `file`")
+	params := paramFlags{}
+	fs.Var(params, "param", "override a recall parameter, `name=value` (the [memory.recall] keys; repeatable)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
 	}
 	if len(pos) != 0 || *events <= 0 || *queries <= 0 || *single < 0 {
-		fmt.Fprintln(stderr, "usage: hologram-bench memory [--events N] [--queries N] [--single N] [--json OUT] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: hologram-bench memory [--events N] [--queries N] [--single N] [--json OUT] [--cpuprofile FILE] [--param name=value]…")
 		return 2
 	}
-	rep, err := benchMemory(ctx, *events, *queries, min(*single, *events), *cpuProf, stdout)
+	rep, err := benchMemory(ctx, *events, *queries, min(*single, *events), *cpuProf, params, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "hologram-bench memory: %v\n", err)
 		return 1
@@ -89,7 +91,7 @@ func runBenchMemory(ctx context.Context, args []string, stdout, stderr io.Writer
 	return 0
 }
 
-func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf string, out io.Writer) (memoryReport, error) {
+func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf string, params paramFlags, out io.Writer) (memoryReport, error) {
 	tmp, err := os.MkdirTemp("", "membench")
 	if err != nil {
 		return memoryReport{}, err
@@ -100,6 +102,7 @@ func benchMemory(ctx context.Context, nEvents, nQueries, single int, cpuProf str
 	env := func(k string) string { return os.Getenv(k) }
 	cfg := config.Default(env) // homed's defaults: no bench-only settings
 	cfg.DataDir = filepath.Join(tmp, "data")
+	cfg.Memory.Recall = params // the [memory.recall] overrides (none: the defaults)
 	mem := daemon.NewMemoryAssets(cfg, log)
 	defer mem.Close()
 	k, store, err := daemon.BenchKernel(ctx, cfg, log, mem, filepath.Join(tmp, "key"))
