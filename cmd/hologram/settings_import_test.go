@@ -92,6 +92,7 @@ func TestSettingsImportsChatGPTExport(t *testing.T) {
 	vm := gui.NewSettingsVM(d.Kernel.Service(), gui.SettingsEnv{Prefs: a.Preferences(), Getenv: env, Executable: "/usr/bin/hologram", DataDir: cfg.DataDir})
 	win := test.NewTempWindow(t, nil)
 	view := gui.NewSettingsView(vm, win)
+	vm.Wait() // its first load done: the test driver runs binding updates on the loading goroutine
 	win.SetContent(view)
 	win.Resize(fyne.NewSize(820, 2000))
 

@@ -117,7 +117,9 @@ func (e *env) spawn(args ...string) (*homed, chan struct{}) {
 	pr, pw := io.Pipe()
 	h.cmd.Stderr = pw
 	ready := make(chan struct{})
+	scanned := make(chan struct{}) // every line of stderr is in h.stderr
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		once := sync.Once{}
 		for sc.Scan() {
@@ -131,7 +133,7 @@ func (e *env) spawn(args ...string) (*homed, chan struct{}) {
 	if err := h.cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	go func() { h.err = h.cmd.Wait(); pw.Close(); close(h.done) }()
+	go func() { h.err = h.cmd.Wait(); pw.Close(); <-scanned; close(h.done) }()
 	e.t.Cleanup(func() { h.cmd.Process.Kill(); <-h.done })
 	return h, ready
 }
