@@ -15,10 +15,9 @@ import (
 
 // TestMakeRun is the README's first command as a new user runs it: `make run` in the checkout,
 // under Xvfb, on a fresh home. The window comes up, and the agent has the built-in plugins'
-// tools (bin/plugins/*, built by `make run` and found by the kernel in the checkout): `waiter
-// tools`, with the waiter `make run` built, lists notes_ and files_ tools. The binaries are
-// built with the Makefile's flags into the checkout's bin/, as a user's `make run` does; a
-// second run relinks nothing.
+// tools (BIN/plugins/*, built by `make run` and found by the kernel next to its executable):
+// `waiter tools`, with the waiter `make run` built, lists notes_ and files_ tools. The binaries
+// are built with the Makefile's flags, as a user's `make run` does, into a BIN of the test's.
 func TestMakeRun(t *testing.T) {
 	need(t, "make")
 	in := newInstall(t, xserver(t))
@@ -36,7 +35,11 @@ func TestMakeRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	gocache := goEnv(t, "GOCACHE")
-	run := exec.Command("make", "--no-print-directory", "run")
+	// Into a bin/ of the test's own (BIN, the Makefile's output folder): the checkout's bin/ holds
+	// what `make packages` packed, which the packaging tests compare the packages with, and a
+	// tree other tests write into meanwhile can make this build's version "-dirty".
+	bin := filepath.Join(in.root, "bin")
+	run := exec.Command("make", "--no-print-directory", "run", "BIN="+bin)
 	run.Dir = root
 	// A fresh home, but the runner's Go caches (a new GOCACHE would rebuild SQLite from scratch)
 	// and its PATH (make, go, gcc).
@@ -90,7 +93,7 @@ func TestMakeRun(t *testing.T) {
 	}
 	t.Logf("make run to first window: %v", time.Since(start).Round(time.Millisecond))
 
-	waiter := filepath.Join(root, "bin", "waiter")
+	waiter := filepath.Join(bin, "waiter")
 	var tools string
 	for tick := time.Now(); ; {
 		cmd := exec.Command(waiter, "tools")
