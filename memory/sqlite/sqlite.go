@@ -106,6 +106,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open memory store: %w", err)
 	}
 
+	tuneAllocator()
 	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock, tails: newTailCache(512, 64)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
