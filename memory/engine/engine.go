@@ -105,7 +105,7 @@ type Engine struct {
 
 	partnersMu sync.Mutex
 	partners   []string
-	partnersAt time.Time
+	partnersAt time.Time // zero: not read yet (or invalidated)
 
 	sessInfo sync.Map // session id → sessionInfo: what of a session never changes
 }
@@ -212,7 +212,7 @@ func (m *Engine) Reset() {
 	m.mu.Unlock()
 	m.sessInfo.Clear()
 	m.partnersMu.Lock()
-	m.partners = nil
+	m.partners, m.partnersAt = nil, time.Time{}
 	m.partnersMu.Unlock()
 	m.scenes.Invalidate()
 }
@@ -235,6 +235,11 @@ func (m *Engine) session(ctx context.Context, id string) (sessionInfo, error) {
 	}
 	si := sessionInfo{channel: s.Channel, partner: s.Partner, scope: s.Scope}
 	m.sessInfo.Store(id, si)
+	if si.partner != "" { // a session the engine has not seen may bring a new partner's name
+		m.partnersMu.Lock()
+		m.partners, m.partnersAt = nil, time.Time{}
+		m.partnersMu.Unlock()
+	}
 	return si, nil
 }
 
@@ -242,7 +247,8 @@ func (m *Engine) session(ctx context.Context, id string) (sessionInfo, error) {
 func (m *Engine) partnerNames(ctx context.Context, _ memory.Viewer) ([]string, error) {
 	m.partnersMu.Lock()
 	defer m.partnersMu.Unlock()
-	if m.partners != nil && m.clock().Sub(m.partnersAt) < 5*time.Second {
+	// An empty list is cached too: a store without partners is the common case.
+	if !m.partnersAt.IsZero() && m.clock().Sub(m.partnersAt) < 5*time.Second {
 		return m.partners, nil
 	}
 	ps, err := m.store.Partners(ctx)
@@ -325,6 +331,7 @@ func (m *Engine) compute(ctx context.Context, session, input string, sink bool) 
 	res := window.ComputeQuery(sw.cands, q, m.cfg, m.recalled)
 	w := Window{Session: session, Input: input, Budget: res.Budget, Used: res.Used, Pinned: res.Pinned, Sunk: len(res.Sunk)}
 	kept := make([]memory.Event, 0, len(res.Items))
+	w.Items = make([]WindowItem, 0, len(res.Items))
 	for _, it := range res.Items {
 		e := sw.cands[it.Index].Event
 		kept = append(kept, e)
