@@ -76,8 +76,8 @@ func benchAgainst(ctx context.Context, exe, old string, turns, starts, runs int,
 				return fmt.Errorf("%s run %d: %w", b.name, i+1, err)
 			}
 			*b.into = append(*b.into, r)
-			fmt.Fprintf(out, "run %d %s: turn p50 %s p99 %s   overhead p50 %s p99 %s   ready p50 %s   idle RSS %.1f MB\n", i+1, b.name,
-				ms(r.TurnP50), ms(r.TurnP99), ms(r.OverheadP50()), ms(r.OverheadP99()), ms(r.ReadyP50), float64(r.IdleRSS)/1024)
+			fmt.Fprintf(out, "run %d %s: turn p50 %s p99 %s   overhead p50 %s p99 %s   ready p50 %s   RSS idle %.1f MB, after the turns %.1f MB\n", i+1, b.name,
+				ms(r.TurnP50), ms(r.TurnP99), ms(r.OverheadP50()), ms(r.OverheadP99()), ms(r.ReadyP50), float64(r.IdleRSS)/1024, float64(r.BusyRSS)/1024)
 		}
 	}
 	med := func(rs []turnStats, f func(turnStats) float64) float64 {
