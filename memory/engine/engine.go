@@ -498,12 +498,12 @@ func (m *Engine) Recall(ctx context.Context, session, text string, k int, layers
 	if err != nil {
 		return nil, err
 	}
-	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Layers: layers, Exclude: exclude, Scenes: scenes})
+	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Layers: layers, Exclude: exclude, Scenes: scenes, Now: m.clock()})
 }
 
 // RecallFor is recall for a viewer of no session (a plugin outside a turn): no scenes.
 func (m *Engine) RecallFor(ctx context.Context, v memory.Viewer, text string, k int) ([]cold.Hit, error) {
-	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k})
+	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Now: m.clock()})
 }
 
 // activeScenes returns the scenes the asker is in (similarity ≥ the recall threshold): the
