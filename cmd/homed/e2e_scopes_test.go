@@ -245,8 +245,8 @@ func TestToolsObeyScopes(t *testing.T) {
 		{"files_read", `{"path":"bank.txt"}`, false, true},
 		{"files_write", `{"path":"pwned.txt","content":"written by %s"}`, false, false},
 		{"read_text_file", `{"path":"` + filepath.Join(s.fsd, "diary.txt") + `"}`, false, true}, // an MCP server added without --visibility
-		{"echo", `{"message":"hello from %s"}`, true, false},                                     // an MCP server added with --visibility any
-		{"coldcontext_query", `{"query":"my bank PIN"}`, true, true},                 // in the session's scope
+		{"echo", `{"message":"hello from %s"}`, true, false},                                    // an MCP server added with --visibility any
+		{"coldcontext_query", `{"query":"my bank PIN"}`, true, true},                            // in the session's scope
 		{"time_now", `{}`, true, false},
 	}
 	for _, session := range []string{"group", "user", "owner"} {
@@ -490,4 +490,3 @@ type attempt struct {
 	Status int    `json:"status"`
 	Body   string `json:"body"`
 }
-
