@@ -428,7 +428,7 @@ func TestPluginsAreNeverTheOwner(t *testing.T) {
 	}
 	homedPID := s.h.cmd.Process.Pid
 	if res.Orphan.PPID != homedPID {
-		t.Fatalf("the orphan's parent is %d, not homed (%d): homed is no child subreaper", res.Orphan.PPID, homedPID)
+		t.Errorf("the orphan's parent is %d, not homed (%d): homed is no child subreaper", res.Orphan.PPID, homedPID)
 	}
 	for who, list := range map[string][]attempt{"the plugin": res.Self, "the plugin's orphan": res.Orphan.Attempts} {
 		for _, a := range list {
