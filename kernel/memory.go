@@ -107,6 +107,9 @@ func (coldQueryTool) Spec() llm.Tool {
 
 func (coldQueryTool) ParallelSafe() bool { return true }
 
+// Visibility: offered in every session; it answers in the session's scope.
+func (coldQueryTool) Visibility() agent.Visibility { return agent.VisibilityAny }
+
 func (t coldQueryTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var a struct {
 		Query string `json:"query"`

@@ -152,7 +152,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 			return t.finish(ctx, text, "", stop)
 		}
 		msgs = a.selfCheck(msgs)
-		tools, specs := a.toolSnapshot()
+		tools, specs := a.toolSnapshot(t.req.Scope)
 		var partial strings.Builder
 		onDelta := func(d llm.Delta) {
 			if d.Content != "" {
@@ -319,9 +319,15 @@ func (t *turn) event(role memory.Role, content string) memory.Event {
 	}
 }
 
+// toolEvent is the stored result of a call. A result a tool produced is stored in the
+// narrower of the tool's scope and the session's ([ResultScope]); the kernel's own words (a
+// denial, an unknown tool, a cancellation before the run) stay in the session's scope.
 func (t *turn) toolEvent(c llm.ToolCall, o outcome) memory.Event {
 	ev := t.event(memory.RoleTool, o.result)
 	ev.ToolCallID, ev.ToolName, ev.ToolStatus = c.ID, c.Name, o.status
+	if o.ran {
+		ev.Scope = ResultScope(o.vis, t.req.Scope)
+	}
 	return ev
 }
 

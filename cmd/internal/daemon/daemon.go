@@ -63,6 +63,7 @@ type Daemon struct {
 	mem         MemoryAssets
 	srv         *api.Server
 	stopServing context.CancelFunc
+	unreap      func() // ends the subreaper's reaping (security.BecomeSubreaper)
 	errc        chan error
 }
 
@@ -87,6 +88,12 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 			d.close()
 		}
 	}()
+	// Plugins are never the owner (ARCHITECTURE.md §5): as a child subreaper the kernel keeps
+	// every process its plugins start in its own process tree, so the API can tell them from
+	// the owner's clients by their pid.
+	if d.unreap, err = security.BecomeSubreaper(log); err != nil {
+		return nil, fmt.Errorf("plugin identity: %w", err)
+	}
 	keys, err := security.LoadOrCreateKeyFile(cfg.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("key file: %w", err)
@@ -208,6 +215,9 @@ func (d *Daemon) close() {
 	}
 	if d.lock != nil {
 		d.lock.Release()
+	}
+	if d.unreap != nil {
+		d.unreap()
 	}
 }
 
