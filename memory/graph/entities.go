@@ -144,8 +144,8 @@ func (r *Rules) relName(session, speaker, rel string, plural bool) string {
 }
 
 // myRel finds "my <relation> [Name]" followed by a verb.
-var myRel = regexp.MustCompile(`(?i)\b(?:my|our)\s+(?:little\s+|younger\s+|older\s+|big\s+|baby\s+|eldest\s+|oldest\s+|youngest\s+)?(` +
-	relationAlt + `)(s)?(?:,?\s+(\p{Lu}\p{Ll}+)(?:,)?)?\s+`)
+var myRel = regexp.MustCompile(`\b(?i:my|our)\s+(?i:little\s+|younger\s+|older\s+|big\s+|baby\s+|eldest\s+|oldest\s+|youngest\s+)?(?i:(` +
+	relationAlt + `)(s)?)(?:,?\s+(\p{Lu}\p{Ll}+)(?:,)?)?\s+`)
 
 // leadName finds a capitalised name followed by a word, at the start of a clause.
 var leadName = regexp.MustCompile(`(?:^|[,;]\s+(?:and|but|so)\s+|[,;]\s+|\b(?:and|but|so)\s+)(\p{Lu}\p{Ll}+)\s+`)
@@ -177,8 +177,10 @@ func (r *Rules) toFirstPerson(rest string) (string, bool) {
 		words[i] = v
 	} else if base, ok := r.verbBase(w); ok {
 		words[i] = base
-	} else if !(strings.HasSuffix(w, "ed") || irregularPast[w]) {
+	} else if !(strings.HasSuffix(w, "ed") || irregularPast[w] || r.isVerb(w) || w == "are" || w == "were") {
 		return "", false
+	} else if w == "are" {
+		words[i] = "am" // "my kids are into chess"
 	}
 	return "I " + strings.Join(words, " "), true
 }
@@ -214,6 +216,14 @@ func (r *Rules) verbBase(w string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// isVerb reports whether a base form is a verb (a plural subject's: "my kids love …").
+func (r *Rules) isVerb(w string) bool {
+	if r.lex == nil {
+		return patternVerbs[w]
+	}
+	return r.lex.Classes(w)&ClassVerb != 0
 }
 
 // patternVerbs are the verbs of the English patterns, for [Rules.verbBase] without a lexicon.
@@ -298,7 +308,7 @@ func cutClause(s string) string {
 }
 
 // Chinese subjects: "我的妹妹(小美)…" and a name at the start of a sentence.
-var zhWith = regexp.MustCompile(`^我(?:和|跟|与)(` + zhRelationAlt + `|\p{Han}{2,3}?)一起`)
+var zhWith = regexp.MustCompile(`^我(?:和|跟|与)(?:` + zhRelationAlt + `)?([A-Z][a-z]+|` + zhRelationAlt + `|\p{Han}{2,3}?)一起`)
 
 var zhMyRel = regexp.MustCompile(`我的(` + zhRelationAlt + `)(?:叫|名叫)?(\p{Han}{2,3}|[A-Z][a-z]+)?`)
 
@@ -474,6 +484,9 @@ func (r *Rules) objectOK(pred, obj string) bool {
 		if pred == "does" {
 			return !functionTag(last.POS) && !functionTag(words[0].POS)
 		}
+		if pred == "won" && strings.HasSuffix(obj, "名") {
+			return true // a place in a ranking: 第一名
+		}
 		if len(words) == 1 {
 			return nounTag(last.POS)
 		}
@@ -533,15 +546,23 @@ func zhPlaceStatements(tags []Tagged) []statement {
 		return nil
 	}
 	i++
-	start := i
-	var place strings.Builder
-	for i < len(tags) && (nounTag(tags[i].POS) || tags[i].POS == "s" || tags[i].POS == "uj" || tags[i].POS == "a" && i > start || tags[i].POS == "v" && i+1 < len(tags) && tags[i+1].POS == "uj") {
-		place.WriteString(tags[i].Word)
+	// The place: a run of nouns (joined by 的) cut after its last place-like word (书店,
+	// 学校操场, 家里); a run with none (期末考试) is not a place.
+	start, end := i, -1
+	for i < len(tags) && (nounTag(tags[i].POS) && tags[i].POS != "vn" || tags[i].POS == "s" || tags[i].POS == "uj" && i > start) {
+		if placeLike(tags[i]) {
+			end = i + 1
+		}
 		i++
 	}
-	if i == start || place.Len() == 0 || !nounTag(tags[i-1].POS) && tags[i-1].POS != "s" {
+	if end < 0 {
 		return nil
 	}
+	var place strings.Builder
+	for _, t := range tags[start:end] {
+		place.WriteString(t.Word)
+	}
+	i = end
 	var out []statement
 	p := place.String()
 	pred, kind := "visited", KindPlace
@@ -552,20 +573,54 @@ func zhPlaceStatements(tags []Tagged) []statement {
 	if i < len(tags) && tags[i].POS == "f" {
 		i++ // 上, 里
 	}
-	if i < len(tags) && strings.HasPrefix(tags[i].POS, "v") && !zhPatternVerbs[tags[i].Word] {
-		act := tags[i].Word
-		if i+1 < len(tags) && nounTag(tags[i+1].POS) {
-			act += tags[i+1].Word
-		}
-		if hanRunes(act) >= 2 {
-			out = append(out, statement{pred: "does", obj: act, kind: KindConcept})
-		}
+	// The activity there: a verb and its noun (放风筝, 玩捉迷藏), or one word jieba knows as
+	// such a compound (踢足球).
+	switch {
+	case i+1 < len(tags) && tags[i].POS == "v" && !zhPatternVerbs[tags[i].Word] && nounTag(tags[i+1].POS) && tags[i+1].POS != "vn":
+		out = append(out, statement{pred: "does", obj: tags[i].Word + tags[i+1].Word, kind: KindConcept})
+	case i < len(tags) && tags[i].POS == "n" && hanRunes(tags[i].Word) >= 3 && zhActivityVerbs[string([]rune(tags[i].Word)[:1])]:
+		out = append(out, statement{pred: "does", obj: tags[i].Word, kind: KindConcept})
 	}
 	return out
 }
+
+// placeLike reports whether a tagged word names a place: a place name (ns), a place word (s:
+// 家里) or a noun ending like a place (书店, 公园, 操场, 学校…).
+func placeLike(t Tagged) bool {
+	return t.POS == "ns" || t.POS == "s" || nounTag(t.POS) && (hasAnySuffix(t.Word, zhPlaceSuffixes) || hasAnySuffix(t.Word, zhEventSuffixes))
+}
+
+// zhPlaceSuffixes end the names of places.
+var zhPlaceSuffixes = []string{"园", "店", "馆", "场", "校", "家", "院", "室", "厅", "边", "区", "城", "村", "山",
+	"湖", "海", "街", "路", "站", "楼", "宫", "寺", "中心", "厂", "房", "滩", "岛", "河", "江", "公司", "市",
+	"省", "县", "镇", "部", "堂", "所", "屋", "台", "基地", "营", "间", "地", "国", "廊", "桥", "坪"}
+
+// zhActivityVerbs begin one-word activities (踢足球, 打篮球, 放风筝).
+var zhActivityVerbs = set("踢 打 放 玩 跳 下 弹 拉 骑 滑 爬 钓 划 堆 荡 跑 游 画 唱")
 
 // zhEventSuffixes end the names of events (attended, not visited).
 var zhEventSuffixes = []string{"晚会", "会", "节", "比赛", "赛", "派对", "聚会", "典礼", "演出", "活动", "课", "展", "仪式", "婚礼"}
 
 // zhPatternVerbs are verbs the Chinese patterns read themselves.
 var zhPatternVerbs = set("获得 赢得 收到 得到 尝试 制作 买 购买 看 观看 参加 参与 学习 学会 画 写 做 感到 感觉 觉得")
+
+// zhRelName finds a relation followed by a name ("同学Tom", "好朋友小张"): in first-person text
+// the speaker's classmate, friend…
+var zhRelName = regexp.MustCompile(`(` + zhRelationAlt + `)([A-Z][a-z]+|\p{Han}{2,3})`)
+
+// zhRelNames reads the relations named in a Chinese sentence; Han names must be tagged person
+// names, Latin ones must not be common English words.
+func zhRelNames(s string, tags []Tagged) []statement {
+	var out []statement
+	for _, m := range zhRelName.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] >= len("我的") && s[m[0]-len("我的"):m[0]] == "我的" {
+			continue // the 我的 patterns read it
+		}
+		rel, name := zhRelations[s[m[2]:m[3]]], s[m[4]:m[5]]
+		if !hasHan(name) && common[strings.ToLower(name)] || hasHan(name) && !zhNameOK(name, tags) {
+			continue
+		}
+		out = append(out, statement{rel: rel, obj: name, pred: rel + " of", kind: KindPerson})
+	}
+	return out
+}

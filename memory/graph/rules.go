@@ -117,9 +117,11 @@ func (r *Rules) Extract(ctx context.Context, evs []memory.Event) ([]memory.Fact,
 	}
 	// The names the batch writes as persons' may be the subjects of their own facts.
 	known := map[string]string{}
+	partners := map[string]bool{}
 	for _, e := range evs {
 		if p := strings.TrimSpace(e.Partner); p != "" {
 			known[strings.ToLower(p)] = KindPerson
+			partners[strings.ToLower(p)] = true
 		}
 		if r.mentions {
 			for _, s := range sentences(r.text(e)) {
@@ -136,7 +138,7 @@ func (r *Rules) Extract(ctx context.Context, evs []memory.Event) ([]memory.Fact,
 		if err := ctx.Err(); err != nil {
 			return nil, nil, fmt.Errorf("rules extraction: %w", err)
 		}
-		facts = append(facts, r.event(e, use, known)...)
+		facts = append(facts, r.event(e, use, known, partners)...)
 	}
 	facts = consolidate(facts)
 	return facts, adoptions(evs, facts), nil
@@ -162,7 +164,7 @@ func (r *Rules) text(e memory.Event) string {
 // event reads the facts of one event; use says how the batch writes its words (see
 // [wordUse]); known holds the lower-case names the batch knows as persons or animals (with
 // their kinds), and grows with the relations the event names.
-func (r *Rules) event(e memory.Event, use wordUse, known map[string]string) []memory.Fact {
+func (r *Rules) event(e memory.Event, use wordUse, known map[string]string, partners map[string]bool) []memory.Fact {
 	text := r.text(e)
 	subj := speaker(e, r.owner)
 	var facts []memory.Fact
@@ -180,10 +182,13 @@ func (r *Rules) event(e memory.Event, use wordUse, known map[string]string) []me
 		} else {
 			cls = r.clauses(s, e.Session, subj, known)
 		}
-		for _, c := range cls {
+		for ci, c := range cls {
 			var sts []statement
+			if ci == 0 && hasHan(c.text) {
+				sts = zhRelNames(c.text, r.tagText(c.text))
+			}
 			if hasHan(c.text) {
-				sts = chineseStatements(c.text)
+				sts = append(sts, chineseStatements(c.text)...)
 				if r.tag != nil {
 					sts = append(sts, zhPlaceStatements(r.tag(c.text))...)
 				}
@@ -221,7 +226,7 @@ func (r *Rules) event(e memory.Event, use wordUse, known map[string]string) []me
 	}
 	typed := len(facts)
 	if r.mentions {
-		facts = r.mentionFacts(facts, e, text, use, who, whoKind, named)
+		facts = r.mentionFacts(facts, e, text, use, who, whoKind, named, partners)
 		facts = r.hanNameFacts(facts, e, hanTags, who, whoKind, named)
 	}
 	if r.maxTopics > 0 && len(facts) == 0 {
@@ -315,6 +320,7 @@ func (r *Rules) statementFacts(st statement, c clause, e memory.Event, at time.T
 	if rejectFirst[strings.ToLower(firstWord(st.obj))] {
 		return nil
 	}
+	st.obj = r.cutObject(st.obj)
 	if strings.EqualFold(st.obj, c.subj) || !r.objectOK(st.pred, st.obj) {
 		return nil
 	}
@@ -337,6 +343,22 @@ func (r *Rules) statementFacts(st statement, c clause, e memory.Event, at time.T
 		f.ValidFrom = at
 	}
 	return []memory.Fact{f}
+}
+
+// cutObject ends an English object before a pronoun or a word that can only be a verb (the
+// lexicon's): "art lets us get our emotions" → "art".
+func (r *Rules) cutObject(obj string) string {
+	if hasHan(obj) {
+		return obj
+	}
+	words := strings.Fields(obj)
+	for i := 1; i < len(words); i++ {
+		lw := strings.ToLower(words[i])
+		if objectPronouns[lw] || r.lex != nil && !isUpperStart(words[i]) && r.lex.Classes(lw)&(ClassVerb|ClassNoun) == ClassVerb {
+			return strings.Join(words[:i], " ")
+		}
+	}
+	return obj
 }
 
 // hanObject strips a Chinese object's leading words that are not part of the entity
@@ -365,7 +387,11 @@ func (r *Rules) hanObject(obj string) string {
 func (r *Rules) hanNameFacts(facts []memory.Fact, e memory.Event, tags []Tagged, who, whoKind string, named map[string]bool) []memory.Fact {
 	n := 0
 	for _, t := range tags {
-		if !nameTag(t.POS) || utf8.RuneCountInString(t.Word) < 2 || named[memory.NameKey(t.Word)] {
+		// jieba's dictionary tags some two-character words as names (安静 nr, 东西 ns): names
+		// of three characters or more, and Latin names, are the reliable ones.
+		latin := t.POS == "eng" && isUpperStart(t.Word) && utf8.RuneCountInString(t.Word) >= 2 && !common[strings.ToLower(t.Word)]
+		if !latin && (!nameTag(t.POS) || utf8.RuneCountInString(t.Word) < 3) || named[memory.NameKey(t.Word)] ||
+			strings.EqualFold(t.Word, who) {
 			continue
 		}
 		if n >= r.maxMentions {
@@ -373,15 +399,19 @@ func (r *Rules) hanNameFacts(facts []memory.Fact, e memory.Event, tags []Tagged,
 		}
 		named[memory.NameKey(t.Word)] = true
 		n++
+		kind := nameTagKind(t.POS)
+		if latin {
+			kind = KindThing
+		}
 		facts = append(facts, memory.Fact{Subject: who, SubjectKind: whoKind, Predicate: PredicateTalksAbout,
-			Object: t.Word, ObjectKind: nameTagKind(t.POS), Sources: []int64{e.ID}})
+			Object: t.Word, ObjectKind: kind, Sources: []int64{e.ID}})
 	}
 	return facts
 }
 
 // mentionFacts appends to facts the catch-all facts of the names an event mentions (at most
 // MaxMentions) that no fact names yet, and adds their names to named.
-func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, use wordUse, who, whoKind string, named map[string]bool) []memory.Fact {
+func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, use wordUse, who, whoKind string, named, partners map[string]bool) []memory.Fact {
 	n := 0
 	for _, s := range sentences(text) {
 		for _, m := range mentionsIn(s, use) {
@@ -392,9 +422,10 @@ func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, u
 			if named[k] || named[memory.NameKey(firstWord(m.name))] {
 				continue
 			}
-			if m.kind == KindThing {
-				// A capitalised run of unknown kind (a title, a heading, a product) is too often
-				// not an entity of the owner's world to be said about them.
+			// Not a fact about the speaker: a capitalised run of unknown kind (a title, a
+			// heading, a product), the person spoken to ("Thanks, Mel!"), or a name in a
+			// sentence that does not speak of the speaker at all (no I, me, my, we…).
+			if m.kind == KindThing || addressee(s, m.name, partners) || !firstPerson(s) {
 				continue
 			}
 			named[k] = true
@@ -406,6 +437,43 @@ func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, u
 		}
 	}
 	return facts
+}
+
+// addressee reports whether a name in sentence s is the person spoken to: one of the batch's
+// speakers (or a short form of one's name: "Mel" for Melanie), or a name after a greeting or
+// before "!" or "," at the start of the sentence ("Hey Jon!", "Thanks, Gina.").
+func addressee(s, name string, partners map[string]bool) bool {
+	ln := strings.ToLower(name)
+	for p := range partners {
+		first := strings.ToLower(firstWord(p))
+		if ln == p || len(ln) >= 3 && (strings.HasPrefix(first, ln) || strings.HasPrefix(first, ln[:len(ln)-1]) && len(ln) <= len(first)) {
+			return true
+		}
+	}
+	i := strings.Index(s, name)
+	if i < 0 {
+		return false
+	}
+	before := strings.ToLower(strings.TrimSpace(strings.TrimRight(s[:i], " ,")))
+	after := strings.TrimSpace(s[i+len(name):])
+	if greetings[lastWord(before)] {
+		return true
+	}
+	return (before == "" || len(strings.Fields(before)) <= 2) && (strings.HasPrefix(after, "!") || strings.HasPrefix(after, ",") && before != "")
+}
+
+// greetings before a name make it the person spoken to.
+var greetings = set("hey hi hello thanks thank thx congrats congratulations dear bye yo morning night")
+
+// firstPerson reports whether a sentence speaks of its speaker (I, me, my, we, us, our…).
+func firstPerson(s string) bool {
+	for _, t := range tokens(s) {
+		switch strings.ToLower(t.text) {
+		case "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "us", "our", "ours":
+			return true
+		}
+	}
+	return false
 }
 
 // statement is one first-person fact found in a sentence, before its subject is known.
@@ -629,7 +697,13 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 	rest := s[m[1]:]
 	switch p.mode {
 	case objPhrase:
+		if infinitivePreds[st.pred] && strings.HasPrefix(strings.ToLower(strings.TrimSpace(rest)), "to ") {
+			return st, false // "I tried to stay calm": an action, not an entity
+		}
 		st.obj = phrase(rest, st.pred == "visited")
+		if st.pred == "made" && lightObjects[strings.ToLower(lastWord(st.obj))] {
+			return st, false // "made a difference", "made a wish": an idiom, not a thing made
+		}
 		if st.obj != "" && (st.kind == KindThing || st.pred == "owns") {
 			st.kind = guessKind(st.obj, st.kind)
 		}
@@ -686,6 +760,18 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 	}
 	return st, true
 }
+
+// infinitivePreds take an entity, not "to <verb>" ("I started to cry").
+var infinitivePreds = set("tried started finished likes dislikes prefers bought made won")
+
+// lightObjects are the objects of "make" as a light verb (made a difference, a decision, a
+// wish), which make no thing.
+var lightObjects = set("difference decision mistake mistakes connection connections wish progress " +
+	"effort choice choices change changes friend friends sense point plan plans memory memories " +
+	"impact living call move sure way time peace use fun contact deal promise")
+
+// objectPronouns end an object inside it ("art lets us get …").
+var objectPronouns = set("us them me him it you i we they he she myself")
 
 // eventNouns are heads that make "I went to …" an event attended rather than a place visited.
 var eventNouns = set("concert festival conference workshop party wedding show game meeting class " +

@@ -16,11 +16,14 @@ var zhRelations = map[string]string{
 	"老婆": "wife", "妻子": "wife", "太太": "wife", "老公": "husband", "丈夫": "husband",
 	"儿子": "son", "女儿": "daughter", "老板": "boss", "同事": "colleague", "室友": "roommate",
 	"爷爷": "grandfather", "奶奶": "grandmother", "外公": "grandfather", "外婆": "grandmother",
-	"老师": "teacher", "小狗": "dog", "狗": "dog", "小猫": "cat", "猫": "cat", "宠物": "pet",
+	"老师": "teacher", "同学": "classmate", "同桌": "classmate", "表哥": "cousin", "表姐": "cousin",
+	"表妹": "cousin", "表弟": "cousin", "叔叔": "uncle", "阿姨": "aunt", "舅舅": "uncle", "姑姑": "aunt",
+	"邻居": "neighbour", "队友": "teammate", "教练": "coach", "小狗": "dog", "狗": "dog", "小猫": "cat", "猫": "cat", "宠物": "pet",
 }
 
 const zhRelationAlt = `好朋友|男朋友|女朋友|朋友|妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|妻子|` +
-	`太太|老公|丈夫|儿子|女儿|老板|同事|室友|爷爷|奶奶|外公|外婆|老师|小狗|狗|小猫|猫|宠物`
+	`太太|老公|丈夫|儿子|女儿|老板|同事|室友|爷爷|奶奶|外公|外婆|老师|同学|同桌|表哥|表姐|表妹|表弟|叔叔|` +
+	`阿姨|舅舅|姑姑|邻居|队友|教练|小狗|狗|小猫|猫|宠物`
 
 var zhLikeVerbs = map[string]string{"喜欢": "likes", "热爱": "likes", "爱": "likes", "享受": "likes"}
 
@@ -75,7 +78,7 @@ var chinesePatterns = []pattern{
 	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:尝试了|尝试|试了|尝了|品尝了)`, "tried", KindThing, objHan),
 	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:制作了|制作|做了|画了|写了|搭了|拼了|种了)`, "made", KindThing, objHan),
 	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:买了|购买了|买到了)`, "bought", KindThing, objHan),
-	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:观看了|看了|观看|看)`, "watched", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:观看了|看了|观看)`, "watched", KindThing, objHan),
 	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:开始学|开始学习|学会了|学会)`, "started", KindThing, objHan),
 	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:打算去|计划去|准备去|想去)`, "plans to visit", KindPlace, objHan),
 	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:加入了|报名了|报名参加了)`, "joined", KindOrg, objHan),
