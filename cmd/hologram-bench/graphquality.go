@@ -138,6 +138,9 @@ func buildGraph(ctx context.Context, set recallSet) (*qualityGraph, error) {
 				return nil, err
 			}
 			for _, f := range facts {
+				if endsFact(f) {
+					continue // a negation ends a triple and creates none
+				}
 				t := gTriple{subj: f.Subject, pred: memory.NormalizePredicate(f.Predicate), obj: f.Object,
 					speakerSubj: speakers[memory.NameKey(f.Subject)]}
 				if i, ok := idx[t.key()]; ok {

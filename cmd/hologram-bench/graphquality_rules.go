@@ -3,6 +3,7 @@ package main
 import (
 	"unicode/utf8"
 
+	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/graph"
 )
@@ -48,3 +49,6 @@ func hanKeywords(tok *embed.Tokenizer) func(string) []string {
 		return out
 	}
 }
+
+// endsFact reports whether a fact is a negation (it ends a triple, creates none).
+func endsFact(f memory.Fact) bool { return f.Ends }

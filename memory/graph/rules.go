@@ -134,11 +134,23 @@ func (r *Rules) Extract(ctx context.Context, evs []memory.Event) ([]memory.Fact,
 		}
 	}
 	var facts []memory.Fact
+	prior := map[string]map[string]string{} // subject key → object → predicate, for switches
 	for _, e := range evs {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, fmt.Errorf("rules extraction: %w", err)
 		}
-		facts = append(facts, r.event(e, use, known, partners)...)
+		fs := r.event(e, use, known, partners, prior)
+		for _, f := range fs {
+			if f.Ends || f.Predicate == PredicateTalksAbout {
+				continue
+			}
+			k := memory.NameKey(f.Subject)
+			if prior[k] == nil {
+				prior[k] = map[string]string{}
+			}
+			prior[k][strings.ToLower(f.Object)] = f.Predicate
+		}
+		facts = append(facts, fs...)
 	}
 	facts = consolidate(facts)
 	return facts, adoptions(evs, facts), nil
@@ -164,7 +176,7 @@ func (r *Rules) text(e memory.Event) string {
 // event reads the facts of one event; use says how the batch writes its words (see
 // [wordUse]); known holds the lower-case names the batch knows as persons or animals (with
 // their kinds), and grows with the relations the event names.
-func (r *Rules) event(e memory.Event, use wordUse, known map[string]string, partners map[string]bool) []memory.Fact {
+func (r *Rules) event(e memory.Event, use wordUse, known map[string]string, partners map[string]bool, prior map[string]map[string]string) []memory.Fact {
 	text := r.text(e)
 	subj := speaker(e, r.owner)
 	var facts []memory.Fact
@@ -187,17 +199,24 @@ func (r *Rules) event(e memory.Event, use wordUse, known map[string]string, part
 			if ci == 0 && hasHan(c.text) {
 				sts = zhRelNames(c.text, r.tagText(c.text))
 			}
+			corr := r.correct(c.text, prior[memory.NameKey(c.subj)])
+			sts = append(sts, corr.sts...)
+			c.text = corr.text
+			first := len(sts)
 			if hasHan(c.text) {
 				sts = append(sts, chineseStatements(c.text)...)
 				if r.tag != nil {
 					sts = append(sts, zhPlaceStatements(r.tag(c.text))...)
 				}
 			} else {
-				sts = englishStatements(c.text)
+				sts = append(sts, englishStatements(c.text)...)
 			}
-			for _, st := range sts {
+			for i, st := range sts {
 				if c.events && !eventPredicates[st.pred] && st.pred != "does" {
 					continue
+				}
+				if corr.ends && i >= first && st.rel == "" {
+					st.ends, st.replaces = true, false
 				}
 				facts = append(facts, r.statementFacts(st, c, e, at, known)...)
 			}
@@ -338,7 +357,7 @@ func (r *Rules) statementFacts(st statement, c clause, e memory.Event, at time.T
 		}
 	}
 	f := memory.Fact{Subject: c.subj, SubjectKind: c.kind, Predicate: st.pred, Object: st.obj, ObjectKind: st.kind,
-		Replaces: st.replaces, Sources: []int64{e.ID}}
+		Replaces: st.replaces, Ends: st.ends, Sources: []int64{e.ID}}
 	if eventPredicates[st.pred] && !at.IsZero() {
 		f.ValidFrom = at
 	}
@@ -484,6 +503,8 @@ type statement struct {
 	replaces bool
 	// rel is set for a relation: obj is the name of the speaker's rel ("my sister is Anna").
 	rel string
+	// ends marks a negation: the fact ends the triple it names ([memory.Fact.Ends]).
+	ends bool
 }
 
 // normaliseText maps typographic apostrophes and quotes to ASCII.
@@ -628,6 +649,9 @@ var englishPatterns = []pattern{
 	en(`(?:`+iAm+`|`+iHave+`\s+been|we're|we\s+are)`+adv+`\s+(?:working\s+on|building|developing|writing|preparing|organi[sz]ing)\s+`, "works on", KindThing, objPhrase),
 	en(`(?:`+iAm+`|`+iHave+`\s+been|I\s+was)`+adv+`\s+(?:taking|attending)\s+`, "studies", KindConcept, objPhrase),
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+adopted\s+`, "owns", KindAnimal, objPhrase),
+	en(`(?:I|`+iAm+`)`+adv+`\s+(?:(?:ready|trying|going|planning|hoping|eager|keen|excited|about)\s+to|(?:want|need|plan|hope|decided|intend)\s+to)\s+(?:learn|study|master|practi[cs]e)\s+`, "studies", KindConcept, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:installed|been\s+installing|trying\s+to\s+install|set\s+up|switched\s+to)\s+`, "uses", KindThing, objName),
+	en(`\b(?:I|we)`+adv+`\s+(?:am|'m|are|'re)?\s*(?:writing|finishing|working\s+on|preparing)\s+(?:my|our)\s+`, "works on", KindThing, objPhrase),
 	{re: regexp.MustCompile(`(?i)\bmy\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+([a-z]+(?:\s+[a-z]+)?)\s+(?:is|was)\s+`),
 		pred: "favourite %s", kind: KindThing, mode: objPhrase},
 	{re: regexp.MustCompile(`(?i)\b(?:is|was)\s+(?:my|our)\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+([a-z]+)`),
@@ -747,6 +771,9 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 		}
 	case objHan:
 		st.obj = hanPhrase(rest, 12)
+		if st.pred == "owns" && strings.IndexAny(st.obj, "一两三几") == 0 {
+			return st, false // "养了一只猫": the pattern with the measure word reads it
+		}
 		if st.pred == "owns" && hanAnimals[st.obj] {
 			st.kind = KindAnimal
 		}
@@ -935,14 +962,14 @@ func consolidate(facts []memory.Fact) []memory.Fact {
 		}
 	}
 	type key struct {
-		s, p, o  string
-		replaces bool
+		s, p, o        string
+		replaces, ends bool
 	}
 	idx := map[key]int{}
 	var out []memory.Fact
 	for _, f := range facts {
 		f.SubjectKind, f.ObjectKind = kind[memory.NameKey(f.Subject)], kind[memory.NameKey(f.Object)]
-		k := key{memory.NameKey(f.Subject), f.Predicate, memory.NameKey(f.Object), f.Replaces}
+		k := key{memory.NameKey(f.Subject), f.Predicate, memory.NameKey(f.Object), f.Replaces, f.Ends}
 		if i, ok := idx[k]; ok {
 			out[i].Sources = append(out[i].Sources, f.Sources...)
 			slices.Sort(out[i].Sources)

@@ -70,6 +70,7 @@ var chinesePatterns = []pattern{
 	zh(`我(?:来自|是从)`, "is from", KindPlace, objHan),
 	zh(`我(?:正在|在|最近在|一直在)?学习|我(?:正在|最近在)学`, "studies", KindConcept, objHan),
 	zh(`我(?:有|养了|养着)(?:一|两|三|几)?(?:只|条|个|位|辆|台|匹)`, "owns", KindThing, objHan),
+	zh(`我养(?:了|着)?`, "owns", KindThing, objHan),
 	zh(`我(?:会|经常|每周|常常|喜欢)?(?:打|踢)(`+hanStop+`{1,4}球)`, "plays", KindThing, objGroup),
 	zh(`我(?:会|经常|每周|常常|喜欢)?弹`, "plays", KindThing, objHan),
 	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:昨天|前天|上周|周末|今天)?(?:参加了|参加|参与了|参与)`, "attended", KindEvent, objHan),
