@@ -59,6 +59,7 @@ func newEngine(k *Kernel, deps Deps) (*engine.Engine, error) {
 			defer k.turnMu.Unlock()
 			return len(k.turns)
 		},
+		Lexicon: deps.Lexicon, Tag: deps.Tag,
 		Dense: engine.DenseOptions{Models: deps.Embedding.Models, Runtime: deps.Embedding.Runtime, RuntimeErr: deps.Embedding.RuntimeErr,
 			Loading: func() { k.state.Declare(FacilityDense) }, Ready: func() { k.state.MarkReady(FacilityDense) }},
 	})

@@ -130,6 +130,9 @@ type Distillation struct {
 	Adopt  []Adoption
 	Origin string // "llm" or "rules"
 	At     time.Time
+	// Keep leaves the events undistilled: the facts of a turn read right after it (the rules,
+	// in the background), which cooling distils again later (their facts then confirm these).
+	Keep bool
 }
 
 // DistillResult says what applying a Distillation changed.

@@ -591,6 +591,8 @@ type sourceEvent struct {
 // earliest such one, so out-of-order distillation never overturns a newer fact. Only current
 // triples are in the full-text index.
 //
+// With d.Keep the events stay undistilled (a turn's facts read before cooling distils it).
+//
 // A fact that Ends (a negation) ends the current, unpinned triples with its subject, predicate
 // and object names (ValidTo: its ValidFrom, or the newest source event's time) and creates
 // nothing; it counts as Superseded.
@@ -668,9 +670,11 @@ func (s *Store) ApplyDistillation(ctx context.Context, d memory.Distillation) (m
 		for id := range fresh {
 			freshIDs = append(freshIDs, id)
 		}
-		if _, err := g.ExecContext(ctx, `UPDATE events SET distilled = 1 WHERE id IN (SELECT value FROM json_each(?))`,
-			idList(freshIDs)); err != nil {
-			return fmt.Errorf("mark distilled: %w", err)
+		if !d.Keep {
+			if _, err := g.ExecContext(ctx, `UPDATE events SET distilled = 1 WHERE id IN (SELECT value FROM json_each(?))`,
+				idList(freshIDs)); err != nil {
+				return fmt.Errorf("mark distilled: %w", err)
+			}
 		}
 		for i, f := range d.Facts {
 			if err := g.applyFact(ctx, f, facts[i], fresh, origin, &res); err != nil {
