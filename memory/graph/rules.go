@@ -664,6 +664,9 @@ var hypothetical = set("if when whenever unless whether wish hope maybe perhaps 
 
 // englishStatements finds the English first-person statements of a sentence.
 func englishStatements(s string) []statement {
+	if !firstPerson(s) {
+		return nil // every pattern speaks of I, we, my or our
+	}
 	var out []statement
 	for _, p := range englishPatterns {
 		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {

@@ -388,4 +388,5 @@ func benchmarkRules(b *testing.B, opts RulesOptions) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
 }
