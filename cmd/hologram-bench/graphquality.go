@@ -65,6 +65,12 @@ func runGraphQuality(ctx context.Context, args []string, stdout, stderr io.Write
 		lab := readLabels(filepath.Join(*labels, name+"-"+*tag+".tsv"))
 		sample := g.sample(*n, *seed)
 		g.report(stdout, name, sample, lab)
+		cur, err := curated(name, *data)
+		if err != nil {
+			fmt.Fprintln(stderr, "hologram-bench graph:", err)
+			return 1
+		}
+		g.refReport(stdout, name, cur)
 		if *out != "" {
 			if err := writeSample(filepath.Join(*out, name+"-"+*tag+".tsv"), sample, lab); err != nil {
 				fmt.Fprintln(stderr, "hologram-bench graph:", err)
@@ -79,6 +85,7 @@ func runGraphQuality(ctx context.Context, args []string, stdout, stderr io.Write
 type gTriple struct {
 	subj, pred, obj string
 	speakerSubj     bool
+	corpus          string
 	source          string
 	events          int
 }
@@ -93,6 +100,8 @@ type qualityGraph struct {
 	lex     *embed.Lexicon
 	tok     *embed.Tokenizer
 	took    time.Duration
+	// speakers are each corpus's speakers' names (the owner, LoCoMo's two participants).
+	speakers map[string]map[string]bool
 }
 
 // buildGraph extracts every corpus of a set in batches of 16 events of one session, as the
@@ -103,7 +112,7 @@ func buildGraph(ctx context.Context, set recallSet) (*qualityGraph, error) {
 		return nil, err
 	}
 	tok := embed.NewTokenizer(embed.TokenizerOptions{})
-	g := &qualityGraph{lex: lex, tok: tok}
+	g := &qualityGraph{lex: lex, tok: tok, speakers: map[string]map[string]bool{}}
 	idx := map[string]int{}
 	var id int64
 	for _, c := range set.Corpora {
@@ -125,6 +134,7 @@ func buildGraph(ctx context.Context, set recallSet) (*qualityGraph, error) {
 		}
 		owner := corpusOwner(set, c, evs, tok)
 		speakers[memory.NameKey(owner)] = true
+		g.speakers[c.ID] = speakers
 		rules := newQualityRules(owner, lex, tok)
 		text := map[int64]string{}
 		for _, e := range evs {
@@ -142,7 +152,7 @@ func buildGraph(ctx context.Context, set recallSet) (*qualityGraph, error) {
 					continue // a negation ends a triple and creates none
 				}
 				t := gTriple{subj: f.Subject, pred: memory.NormalizePredicate(f.Predicate), obj: f.Object,
-					speakerSubj: speakers[memory.NameKey(f.Subject)]}
+					speakerSubj: speakers[memory.NameKey(f.Subject)], corpus: c.ID}
 				if i, ok := idx[t.key()]; ok {
 					g.triples[i].events += len(f.Sources)
 					continue
