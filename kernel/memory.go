@@ -280,7 +280,7 @@ func (c llmCompleter) Complete(ctx context.Context, system, user string, schema 
 		return "", err
 	}
 	zero := 0.0
-	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, Messages: []llm.Message{
+	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, ResponseSchema: schema, Messages: []llm.Message{
 		{Role: "system", Content: system + "\n\nAnswer with one JSON object only, matching this JSON schema:\n" + string(schema)},
 		{Role: "user", Content: user},
 	}}, nil)
