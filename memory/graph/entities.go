@@ -602,7 +602,8 @@ var zhActivityVerbs = set("踢 打 放 玩 跳 下 弹 拉 骑 滑 爬 钓 划 �
 var zhEventSuffixes = []string{"晚会", "会", "节", "比赛", "赛", "派对", "聚会", "典礼", "演出", "活动", "课", "展", "仪式", "婚礼"}
 
 // zhPatternVerbs are verbs the Chinese patterns read themselves.
-var zhPatternVerbs = set("获得 赢得 收到 得到 尝试 制作 买 购买 看 观看 参加 参与 学习 学会 画 写 做 感到 感觉 觉得")
+var zhPatternVerbs = set("获得 赢得 收到 得到 尝试 制作 买 购买 看 观看 参加 参与 学习 学会 画 写 做 感到 感觉 觉得 " +
+	"听见 听到 看见 看到 发现 遇到 想到")
 
 // zhRelName finds a relation followed by a name ("同学Tom", "好朋友小张"): in first-person text
 // the speaker's classmate, friend…

@@ -373,7 +373,9 @@ func (r *Rules) cutObject(obj string) string {
 	words := strings.Fields(obj)
 	for i := 1; i < len(words); i++ {
 		lw := strings.ToLower(words[i])
-		if objectPronouns[lw] || r.lex != nil && !isUpperStart(words[i]) && r.lex.Classes(lw)&(ClassVerb|ClassNoun) == ClassVerb {
+		// "art lets us …": a word in -s followed by a pronoun or a determiner is a verb.
+		verbS := strings.HasSuffix(lw, "s") && i+1 < len(words) && (objectPronouns[strings.ToLower(words[i+1])] || determiners[strings.ToLower(words[i+1])])
+		if verbS || objectPronouns[lw] || r.lex != nil && !isUpperStart(words[i]) && r.lex.Classes(lw)&(ClassVerb|ClassNoun) == ClassVerb {
 			return strings.Join(words[:i], " ")
 		}
 	}
@@ -401,15 +403,36 @@ func (r *Rules) hanObject(obj string) string {
 	return b.String()
 }
 
+// zhNotNameSuffixes end descriptive words jieba may tag as names: colours (碧绿色) and
+// localisers (花园里).
+var zhNotNameSuffixes = []string{"色", "里", "上", "中", "下", "内", "外"}
+
+// latinNeighbour reports whether the Latin word tags[i] stands next to another Latin word
+// (across spaces and punctuation): part of a title ("Minions: The Rise of Gru"), not a name.
+func latinNeighbour(tags []Tagged, i int) bool {
+	for _, d := range []int{-1, 1} {
+		for j := i + d; j >= 0 && j < len(tags); j += d {
+			if tags[j].POS == "eng" {
+				return true
+			}
+			if strings.TrimSpace(tags[j].Word) != "" && !strings.ContainsAny(tags[j].Word, ":：-'\"") {
+				break
+			}
+		}
+	}
+	return false
+}
+
 // hanNameFacts appends the Chinese catch-all facts of an event: the proper names jieba tags
 // (nr, ns, nt, nz; two characters or more) that no fact names yet, at most MaxMentions.
 func (r *Rules) hanNameFacts(facts []memory.Fact, e memory.Event, tags []Tagged, who, whoKind string, named map[string]bool) []memory.Fact {
 	n := 0
-	for _, t := range tags {
+	for i, t := range tags {
 		// jieba's dictionary tags some two-character words as names (安静 nr, 东西 ns): names
 		// of three characters or more, and Latin names, are the reliable ones.
-		latin := t.POS == "eng" && isUpperStart(t.Word) && utf8.RuneCountInString(t.Word) >= 2 && !common[strings.ToLower(t.Word)]
-		if !latin && (!nameTag(t.POS) || utf8.RuneCountInString(t.Word) < 3) || named[memory.NameKey(t.Word)] ||
+		latin := t.POS == "eng" && isUpperStart(t.Word) && utf8.RuneCountInString(t.Word) >= 2 && !common[strings.ToLower(t.Word)] &&
+			!latinNeighbour(tags, i)
+		if !latin && (!nameTag(t.POS) || utf8.RuneCountInString(t.Word) < 3 || hasAnySuffix(t.Word, zhNotNameSuffixes)) || named[memory.NameKey(t.Word)] ||
 			strings.EqualFold(t.Word, who) {
 			continue
 		}
@@ -637,7 +660,7 @@ var englishPatterns = []pattern{
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:finished|completed)\s+(?:reading\s+|writing\s+|building\s+)?`, "finished", KindThing, objPhrase),
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+won\s+`, "won", KindThing, objPhrase),
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:received|got)\s+(?:a|an)\s+((?:\w+\s+)?(?:gift|present|award|prize|scholarship|promotion|certificate|medal|trophy|letter))\b`, "received", KindThing, objGroup),
-	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:tried|tried\s+out)\s+`, "tried", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:tried\s+(?:my|our)\s+hand\s+at|tried\s+out|tried)\s+`, "tried", KindThing, objPhrase),
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:met|met\s+up\s+with|hung\s+out\s+with)\s+`, "met", KindPerson, objName),
 	en(`(?:`+iAm+`|we're|we\s+are)`+adv+`\s+(?:planning|going|hoping|about|excited)\s+to\s+(?:visit|go\s+to|travel\s+to|fly\s+to)\s+`, "plans to visit", KindPlace, objPhrase),
 	en(`(?:I|we)`+adv+`\s+(?:plan|want|hope|intend)\s+to\s+(?:visit|go\s+to|travel\s+to)\s+`, "plans to visit", KindPlace, objPhrase),
@@ -647,7 +670,7 @@ var englishPatterns = []pattern{
 	en(`I`+adv+`\s+(?:prefer|would\s+rather\s+have)\s+`, "prefers", KindThing, objPhrase),
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:use|used|been\s+using|switched\s+to)\s+`, "uses", KindThing, objName),
 	en(`(?:`+iAm+`|`+iHave+`\s+been|we're|we\s+are)`+adv+`\s+(?:working\s+on|building|developing|writing|preparing|organi[sz]ing)\s+`, "works on", KindThing, objPhrase),
-	en(`(?:`+iAm+`|`+iHave+`\s+been|I\s+was)`+adv+`\s+(?:taking|attending)\s+`, "studies", KindConcept, objPhrase),
+	en(`(?:`+iAm+`|`+iHave+`\s+been|I\s+was)`+adv+`\s+(?:taking|attending)\s+(?:a\s+|an\s+|some\s+|the\s+)?((?:[\w-]+\s+){0,3}?(?:class|classes|course|courses|lessons?|lectures?|workshops?|program))\b`, "studies", KindConcept, objGroup),
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+adopted\s+`, "owns", KindAnimal, objPhrase),
 	en(`(?:I|`+iAm+`)`+adv+`\s+(?:(?:ready|trying|going|planning|hoping|eager|keen|excited|about)\s+to|(?:want|need|plan|hope|decided|intend)\s+to)\s+(?:learn|study|master|practi[cs]e)\s+`, "studies", KindConcept, objPhrase),
 	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:installed|been\s+installing|trying\s+to\s+install|set\s+up|switched\s+to)\s+`, "uses", KindThing, objName),
@@ -724,7 +747,11 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 	rest := s[m[1]:]
 	switch p.mode {
 	case objPhrase:
-		if infinitivePreds[st.pred] && strings.HasPrefix(strings.ToLower(strings.TrimSpace(rest)), "to ") {
+		lr := strings.ToLower(strings.TrimSpace(rest))
+		if (st.pred == "likes" || st.pred == "dislikes") && (strings.HasPrefix(lr, "that ") || strings.HasPrefix(lr, "it ")) {
+			return st, false // "a company I like that needs …", "I love it when …"
+		}
+		if infinitivePreds[st.pred] && strings.HasPrefix(lr, "to ") {
 			return st, false // "I tried to stay calm": an action, not an entity
 		}
 		st.obj = phrase(rest, st.pred == "visited")
