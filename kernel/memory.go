@@ -59,6 +59,7 @@ func newEngine(k *Kernel, deps Deps) (*engine.Engine, error) {
 			defer k.turnMu.Unlock()
 			return len(k.turns)
 		},
+		Lexicon: deps.Lexicon, Tag: deps.Tag,
 		Dense: engine.DenseOptions{Models: deps.Embedding.Models, Runtime: deps.Embedding.Runtime, RuntimeErr: deps.Embedding.RuntimeErr,
 			Loading: func() { k.state.Declare(FacilityDense) }, Ready: func() { k.state.MarkReady(FacilityDense) }},
 	})
@@ -282,7 +283,7 @@ func (c llmCompleter) Complete(ctx context.Context, system, user string, schema 
 		return "", err
 	}
 	zero := 0.0
-	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, Messages: []llm.Message{
+	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, ResponseSchema: schema, Messages: []llm.Message{
 		{Role: "system", Content: system + "\n\nAnswer with one JSON object only, matching this JSON schema:\n" + string(schema)},
 		{Role: "user", Content: user},
 	}}, nil)

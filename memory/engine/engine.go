@@ -80,6 +80,10 @@ type Options struct {
 	Dense DenseOptions
 	// Recall holds recall's retrieval parameters (nil: cold.DefaultParams).
 	Recall *cold.Params
+	// Lexicon (WordNet's word classes) and Tag (jieba's parts of speech) let the rules
+	// extractor tell nouns and names from other words (nil: objects are not checked).
+	Lexicon graph.Lexicon
+	Tag     func(text string) []graph.Tagged
 }
 
 // Engine is the memory of one kernel.
@@ -95,6 +99,7 @@ type Engine struct {
 	dense  *Dense // nil without a model manager
 	scenes *scene.Tracker
 	obs    *sceneObserver
+	turns  *turnFacts
 	gcMu   sync.Mutex // one GC pass at a time
 
 	mu       sync.Mutex
@@ -173,6 +178,7 @@ func New(opts Options) (*Engine, error) {
 	m.rec = rec
 	m.scenes = scene.NewTracker(opts.Store, scene.Options{Clock: opts.Clock})
 	m.obs = newSceneObserver(m)
+	m.turns = newTurnFacts(m)
 	return m, nil
 }
 
@@ -190,6 +196,7 @@ func (m *Engine) Close() error {
 	m.gcMu.Lock()
 	m.gcMu.Unlock()
 	m.obs.flush()
+	m.turns.close()
 	if m.dense != nil {
 		return m.dense.close()
 	}
@@ -199,9 +206,12 @@ func (m *Engine) Close() error {
 // Dense returns the dense side, nil when the engine has no model manager.
 func (m *Engine) Dense() *Dense { return m.dense }
 
-// Settle waits until the background work on what was stored so far (scene observation) is
-// done; benchmarks and tests call it between ingesting and asking.
-func (m *Engine) Settle() { m.obs.flush() }
+// Settle waits until the background work on what was stored so far (scene observation, the
+// turns' facts) is done; benchmarks and tests call it between ingesting and asking.
+func (m *Engine) Settle() {
+	m.obs.flush()
+	m.turns.wait()
+}
 
 // Reset drops everything the engine cached of the store (after a restore replaced it).
 func (m *Engine) Reset() {
@@ -407,6 +417,7 @@ func (m *Engine) sessionWindow(ctx context.Context, session string) (*sessWin, e
 func (m *Engine) Appended(evs []memory.Event) {
 	m.addToWindows(evs)
 	m.obs.appended(evs)
+	m.turns.add(evs) // the turn's facts, in the background
 	if m.dense != nil {
 		m.dense.notify() // new events to embed, in the background
 	}

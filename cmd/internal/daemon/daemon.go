@@ -24,6 +24,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/llm/openai"
 	"github.com/hologramagent/hologram/kernel/security"
 	"github.com/hologramagent/hologram/memory/embed"
+	"github.com/hologramagent/hologram/memory/graph"
 	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
@@ -330,6 +331,20 @@ func (m MemoryAssets) facilities() []kernel.Facility {
 	return []kernel.Facility{{Name: "lexicon", Loaded: m.Lex.Loaded}, {Name: "jieba", Loaded: m.Tok.Loaded}}
 }
 
+// tags are jieba's parts of speech as the fact extraction reads them (nil when jieba cannot
+// load).
+func (m MemoryAssets) tags(text string) []graph.Tagged {
+	tags, err := m.Tok.Tag(text)
+	if err != nil {
+		return nil
+	}
+	out := make([]graph.Tagged, len(tags))
+	for i, t := range tags {
+		out[i] = graph.Tagged{Word: t.Word, POS: t.POS}
+	}
+	return out
+}
+
 // Close releases the tokenizer.
 func (m MemoryAssets) Close() { m.Tok.Close() }
 
@@ -341,7 +356,8 @@ func BuildKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem M
 		return nil, nil, fmt.Errorf("opening store: %w", err)
 	}
 	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
-		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR})
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR,
+		Lexicon: mem.Lex, Tag: mem.tags})
 	if err != nil {
 		store.Close()
 		return nil, nil, err
