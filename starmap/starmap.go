@@ -22,6 +22,9 @@ type Node struct {
 	Recalled time.Time
 	// Pinned stars carry a ring.
 	Pinned bool
+	// Hub stars (people) gather a world around them in the Worlds layout and are labelled
+	// before any other star.
+	Hub bool
 }
 
 // Edge joins two nodes by index into Graph.Nodes.
@@ -29,6 +32,11 @@ type Edge struct {
 	From, To int
 	// Weight pulls harder (default 1).
 	Weight float64
+	// Class colours the edge by its relation type: 0 the default, 1 to RelationClasses-1 the
+	// relation palette (see RelationColor).
+	Class int
+	// Label names the relation (the predicate); the renderer draws it when the edge is hovered.
+	Label string
 }
 
 // Graph is what is laid out and drawn.
