@@ -13,6 +13,11 @@ type WorldOptions struct {
 	Centre int
 	// Spacing is the distance between neighbouring stars of a world, in sky units (0: 1).
 	Spacing float64
+	// Previous holds earlier positions by node ID (a reload). When they cover at least
+	// keepFraction of the stars, those stars stay where they were and each new one takes the
+	// first free place near its hub (or its first placed neighbour); otherwise the sky is laid
+	// out afresh.
+	Previous map[int64]Point
 }
 
 // The shape of a world: its hub sits in an empty core of coreStars stars' room; worlds on a ring
@@ -22,6 +27,10 @@ const (
 	coreStars    = 6
 	worldGap     = 2.5
 	centreWeight = 0.5
+	// keepFraction is the share of stars with a Previous position needed to keep the old sky.
+	keepFraction = 0.8
+	// freeRoom is how near, in spacings, another star may be to a new star's place.
+	freeRoom = 0.7
 )
 
 // golden is the golden angle's fraction of a turn: successive stars of a sector spread evenly.
@@ -235,7 +244,6 @@ func Worlds(g Graph, o WorldOptions) Layout {
 		k = end
 	}
 	l := Layout{Pos: pos, Converged: true}
-	r2 := 0.0
 	for i := range n {
 		w := world[i]
 		p := Point{X: pos[i].X + offset[w].X, Y: pos[i].Y + offset[w].Y}
@@ -243,11 +251,94 @@ func Worlds(g Graph, o WorldOptions) Layout {
 			p = offset[w]
 		}
 		l.Pos[i] = p
+	}
+	if len(o.Previous) > 0 {
+		keep(g, wg, o.Previous, world, hubs, sp, &l)
+	}
+	r2 := 0.0
+	for _, p := range l.Pos {
 		r2 = math.Max(r2, p.X*p.X+p.Y*p.Y)
 	}
 	l.Radius = math.Max(math.Sqrt(r2), sp)
 	return l
 }
+
+// keep turns the fresh layout l into an update of the previous sky when prev covers enough of
+// the stars: known stars go back where they were, and each new star (in index order) takes the
+// first free place on a sunflower spiral around its hub, else its first placed neighbour, else
+// the centre.
+func keep(g Graph, wg *wgraph, prev map[int64]Point, world []int32, hubs []int32, sp float64, l *Layout) {
+	n := len(g.Nodes)
+	placed := make([]bool, n)
+	known := 0
+	for _, nd := range g.Nodes {
+		if p, ok := prev[nd.ID]; ok && usable(p.X) && usable(p.Y) {
+			known++
+		}
+	}
+	if float64(known) < keepFraction*float64(n) {
+		return // a new sky: nothing to keep
+	}
+	for i, nd := range g.Nodes {
+		if p, ok := prev[nd.ID]; ok && usable(p.X) && usable(p.Y) {
+			placed[i] = true
+			l.Pos[i] = p
+		}
+	}
+	cell := freeRoom * sp
+	type key struct{ x, y int64 }
+	grid := map[key][]int32{}
+	at := func(p Point) key { return key{int64(math.Floor(p.X / cell)), int64(math.Floor(p.Y / cell))} }
+	for i := range n {
+		if placed[i] {
+			k := at(l.Pos[i])
+			grid[k] = append(grid[k], int32(i))
+		}
+	}
+	free := func(p Point) bool {
+		k := at(p)
+		for dx := int64(-1); dx <= 1; dx++ {
+			for dy := int64(-1); dy <= 1; dy++ {
+				for _, j := range grid[key{k.x + dx, k.y + dy}] {
+					if dist2(l.Pos[j], p) < cell*cell {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	for i := range n {
+		if placed[i] {
+			continue
+		}
+		anchor := Point{}
+		if w := world[i]; int(w) < len(hubs) && placed[hubs[w]] {
+			anchor = l.Pos[hubs[w]]
+		} else {
+			for _, v := range wg.adj[wg.adjStart[i]:wg.adjStart[i+1]] {
+				if placed[v] {
+					anchor = l.Pos[v]
+					break
+				}
+			}
+		}
+		for k := 1; ; k++ {
+			r := 0.6 * sp * math.Sqrt(float64(k))
+			a := 2 * math.Pi * golden * float64(k)
+			p := Point{X: anchor.X + r*math.Cos(a), Y: anchor.Y + r*math.Sin(a)}
+			if free(p) {
+				l.Pos[i] = p
+				break
+			}
+		}
+		placed[i] = true
+		kk := at(l.Pos[i])
+		grid[kk] = append(grid[kk], int32(i))
+	}
+}
+
+func dist2(a, b Point) float64 { return (a.X-b.X)*(a.X-b.X) + (a.Y-b.Y)*(a.Y-b.Y) }
 
 func frac(f float64) float64 { return f - math.Floor(f) }
 

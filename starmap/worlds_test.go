@@ -261,3 +261,37 @@ func BenchmarkWorlds10k(b *testing.B) {
 		Worlds(g, WorldOptions{Centre: 0})
 	}
 }
+
+func TestWorldsKeepsTheSky(t *testing.T) {
+	g, _ := personalGraph(9, 10, 10)
+	before := Worlds(g, WorldOptions{Centre: 0})
+	prev := map[int64]Point{}
+	for i, n := range g.Nodes {
+		prev[n.ID] = before.Pos[i]
+	}
+	// A new thing of person 0 (node 1) and a new person.
+	grown := g
+	grown.Nodes = append(append([]Node(nil), g.Nodes...), Node{ID: 9001, Label: "new thing", Kind: "thing"},
+		Node{ID: 9002, Label: "new person", Kind: "person", Hub: true})
+	grown.Edges = append(append([]Edge(nil), g.Edges...), Edge{From: 1, To: len(g.Nodes), Weight: 1}, Edge{From: 0, To: len(g.Nodes) + 1, Weight: 1})
+	after := Worlds(grown, WorldOptions{Centre: 0, Previous: prev})
+	for i := range g.Nodes {
+		if after.Pos[i] != before.Pos[i] {
+			t.Fatalf("%s moved from %v to %v", g.Nodes[i].Label, before.Pos[i], after.Pos[i])
+		}
+	}
+	thing := after.Pos[len(g.Nodes)]
+	for i := range g.Nodes {
+		if d := dist(thing, after.Pos[i]); d < freeRoom-1e-9 {
+			t.Errorf("the new star is %.2f from %s", d, g.Nodes[i].Label)
+		}
+	}
+	if d := dist(thing, after.Pos[1]); d > 6 {
+		t.Errorf("the new thing is %.1f from its person", d)
+	}
+	// Most of the sky unknown: laid out afresh, as without Previous.
+	few := map[int64]Point{1: {100, 100}}
+	if fresh := Worlds(grown, WorldOptions{Centre: 0, Previous: few}); !reflect.DeepEqual(fresh, Worlds(grown, WorldOptions{Centre: 0})) {
+		t.Error("a previous sky of one star was kept")
+	}
+}
