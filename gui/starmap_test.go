@@ -389,8 +389,17 @@ func TestStarMapView(t *testing.T) {
 	if v.sky.Frames() == 0 || lit(v.sky.img) < 50 {
 		t.Fatalf("the sky was not drawn: %d frames, %d lit pixels", v.sky.Frames(), lit(v.sky.img))
 	}
-	if !uiHasText(w, "Every star is something your agent remembers") {
+	if !uiHasText(w, "You are at the centre") {
 		t.Errorf("no help in the side panel: %q", uiTexts(w))
+	}
+	// The legend lists the kinds present and the relations drawn in colour.
+	for _, want := range []string{"person (3)", "place (1)", "memory (4)", "knows (1)", "lives in (1)", "other relations, and memories"} {
+		if !uiHasText(w, want) {
+			t.Errorf("the legend lacks %q: %q", want, uiTexts(w))
+		}
+	}
+	if uiHasText(w, "animal") {
+		t.Errorf("the legend lists a kind the sky does not hold: %q", uiTexts(w))
 	}
 
 	// Hover shows the tooltip; tapping selects; the side panel shows facts and provenance.
@@ -480,4 +489,98 @@ func uiIconButton(t *testing.T, w fyne.Window, name string) *widget.Button {
 		t.Fatalf("%d icon buttons named %q", len(found), name)
 	}
 	return found[0]
+}
+
+// TestStarMapOwnerAndWorlds: the owner's names are one star at the centre, labelled with the
+// profile name; people are hubs with their worlds; relations get colours; the kind filter dims
+// what it leaves out.
+func TestStarMapOwnerAndWorlds(t *testing.T) {
+	f, c := uiKernel(t)
+	for _, tr := range []client.TripleInput{
+		{Subject: "owner", SubjectKind: "person", Predicate: "name", Object: "Sasha", ObjectKind: "person"},
+		{Subject: "me", SubjectKind: "person", Predicate: "likes", Object: "green tea", ObjectKind: "thing"},
+		{Subject: "owner", SubjectKind: "person", Predicate: "lives in", Object: "Porto", ObjectKind: "place"},
+		{Subject: "Sasha", SubjectKind: "person", Predicate: "knows", Object: "Alice", ObjectKind: "person"},
+		{Subject: "Alice", SubjectKind: "person", Predicate: "lives in", Object: "Lisbon", ObjectKind: "place"},
+		{Subject: "Alice", SubjectKind: "person", Predicate: "has pet", Object: "Rex", ObjectKind: "animal"},
+		{Subject: "Alice", SubjectKind: "person", Predicate: "visited", Object: "2024 trip", ObjectKind: "event"},
+		{Subject: "Bob", SubjectKind: "person", Predicate: "works at", Object: "Acme", ObjectKind: "org"},
+		{Subject: "Bob", SubjectKind: "person", Predicate: "lives in", Object: "Berlin", ObjectKind: "place"},
+	} {
+		f.AddFact(tr)
+	}
+	vm := loadSky(t, c)
+	s := vm.Sky()
+	if s.Owner < 0 {
+		t.Fatal("no owner star")
+	}
+	for _, name := range []string{"owner", "me", "Sasha"} {
+		var id int64
+		for _, e := range s.Entities {
+			if e.Name == name {
+				id = e.ID
+			}
+		}
+		found := false
+		for eid, i := range s.byEntity {
+			if i == s.Owner && (eid == id || id == 0) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q is not the owner's star", name)
+		}
+	}
+	stars := map[string]int{}
+	for _, n := range s.Graph.Nodes {
+		stars[n.Label]++
+	}
+	if stars["owner"]+stars["me"] != 0 || stars["Sasha"] != 1 {
+		t.Errorf("the owner's names are drawn as %d×owner, %d×me, %d×Sasha; want one Sasha", stars["owner"], stars["me"], stars["Sasha"])
+	}
+	if p := s.Layout.Pos[s.Owner]; p != (starmap.Point{}) || !s.Graph.Nodes[s.Owner].Hub {
+		t.Errorf("the owner is at %v (hub %v), not a hub at the centre", p, s.Graph.Nodes[s.Owner].Hub)
+	}
+	// Alice's things are nearer Alice than Bob, and Bob's nearer Bob.
+	dist := func(a, b string) float64 {
+		p, q := s.Layout.Pos[node(t, s, a)], s.Layout.Pos[node(t, s, b)]
+		return math.Hypot(p.X-q.X, p.Y-q.Y)
+	}
+	for _, tc := range []struct{ item, own, other string }{
+		{"Lisbon", "Alice", "Bob"}, {"Rex", "Alice", "Bob"}, {"Acme", "Bob", "Alice"}, {"Berlin", "Bob", "Alice"},
+		{"green tea", "Sasha", "Bob"},
+	} {
+		if dist(tc.item, tc.own) >= dist(tc.item, tc.other) {
+			t.Errorf("%s is nearer %s (%.2f) than %s (%.2f)", tc.item, tc.other, dist(tc.item, tc.other), tc.own, dist(tc.item, tc.own))
+		}
+	}
+	// "lives in" is the most frequent predicate: the first colour, on its edges.
+	if len(s.Relations) == 0 || s.Relations[0].Predicate != "lives in" || s.Relations[0].Class != 1 || s.Relations[0].Count != 3 {
+		t.Errorf("relations %+v", s.Relations)
+	}
+	for _, e := range s.Graph.Edges {
+		if e.Label == "lives in" && e.Class != 1 {
+			t.Errorf("a lives-in edge has class %d", e.Class)
+		}
+	}
+	// The kind filter.
+	ctx := context.Background()
+	for _, tc := range []struct {
+		hide string
+		want []string
+	}{
+		{GroupPeople, []string{"2024 trip", "Acme", "Berlin", "Lisbon", "Porto", "Rex", "green tea"}},
+		{GroupPlaces, []string{"2024 trip", "Acme", "Alice", "Bob", "Rex", "Sasha", "green tea"}},
+		{GroupThings, []string{"2024 trip", "Alice", "Berlin", "Bob", "Lisbon", "Porto", "Sasha"}},
+		{GroupEvents, []string{"Acme", "Alice", "Berlin", "Bob", "Lisbon", "Porto", "Rex", "Sasha", "green tea"}},
+	} {
+		_ = vm.Show[tc.hide].Set(false)
+		if err := vm.Refilter(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := undimmed(vm.Sky()); !slices.Equal(got, tc.want) {
+			t.Errorf("without %s: %q, want %q", tc.hide, got, tc.want)
+		}
+		_ = vm.Show[tc.hide].Set(true)
+	}
 }

@@ -141,8 +141,10 @@ type State struct {
 	// PointerRadius of it are labelled.
 	Pointer   Point
 	PointerIn bool
-	// HoverEdge is 1 + the index of the hovered edge (0: none): drawn bright, with its Label.
+	// HoverEdge is 1 + the index of the hovered edge (0: none): drawn bright, and with its
+	// Label at its middle when EdgeTip (a host without tooltips of its own).
 	HoverEdge int
+	EdgeTip   bool
 }
 
 // PlacedLabel is a label the last frame drew: the node it names, its box in view pixels and its
@@ -930,7 +932,7 @@ var (
 // on a dark box kept inside the image.
 func (r *Renderer) edgeTip(dst *image.RGBA, W, H int, g Graph, n int, s State) {
 	k := s.HoverEdge - 1
-	if k < 0 || k >= len(g.Edges) || g.Edges[k].Label == "" {
+	if !s.EdgeTip || k < 0 || k >= len(g.Edges) || g.Edges[k].Label == "" {
 		return
 	}
 	p, q, ok := r.edgeEnds(g.Edges[k], n)

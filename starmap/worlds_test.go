@@ -239,7 +239,7 @@ func TestEdgeClassesAndTip(t *testing.T) {
 			t.Errorf("aa=%v: class 2 drew %v, class 5 %v: want greenish then pinkish", aa, green, pink)
 		}
 		plain := render(r, g, l, v, State{AntiAlias: aa, Selected: -1, Hover: -1})
-		hovered := render(r, g, l, v, State{AntiAlias: aa, Selected: -1, Hover: -1, HoverEdge: 1})
+		hovered := render(r, g, l, v, State{AntiAlias: aa, Selected: -1, Hover: -1, HoverEdge: 1, EdgeTip: true})
 		if n := diffPixels(plain, hovered, 30); n < 100 {
 			t.Errorf("aa=%v: the hovered edge and its predicate changed %d pixels", aa, n)
 		}
