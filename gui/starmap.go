@@ -387,7 +387,9 @@ func buildSky(ents []client.Entity, trs []client.Triple, events []client.GraphEv
 	for p, c := range count {
 		s.Relations = append(s.Relations, Relation{Predicate: p, Count: c})
 	}
-	slices.SortFunc(s.Relations, func(a, b Relation) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Predicate, b.Predicate)) })
+	slices.SortFunc(s.Relations, func(a, b Relation) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Predicate, b.Predicate))
+	})
 	s.Relations = s.Relations[:min(len(s.Relations), starmap.RelationClasses-1)]
 	for k := range s.Relations {
 		s.Relations[k].Class = k + 1
