@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -112,12 +113,18 @@ var ownerNames = map[string]bool{"owner": true, "me": true, "i": true, "myself":
 var namePredicates = map[string]bool{"name": true, "is called": true, "is named": true, "named": true, "called": true,
 	"名字": true, "叫": true, "叫做": true}
 
+// selfNaming finds the owner naming themselves in their own words: "my name is Sasha",
+// "call me Sasha", "我叫小明", "我的名字是小明".
+var selfNaming = regexp.MustCompile(`(?i:\bmy\s+name\s+is|\bcall\s+me|\bi\s+am\s+called)\s+(\p{Lu}[\p{L}'-]+)|(?:我叫|我的名字是|我的名字叫)(\p{Han}{1,4})`)
+
 // nameKey is the key names are compared by (as memory.NameKey).
 func nameKey(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
 
-// ownerEntities returns the entities that are the owner — named "owner", "me" and the like, and
-// the names those are said to have — with the profile name ("" when memory knows none).
-func ownerEntities(ents []client.Entity, trs []client.Triple) (ids map[int64]bool, profile string) {
+// ownerEntities returns the entities that are the owner — named "owner", "me" and the like, the
+// names those are said to have ("owner — name — Sasha"), and the person the owner names
+// themselves as in their own messages among events ("my name is Sasha") — with the profile name
+// ("" when memory knows none).
+func ownerEntities(ents []client.Entity, trs []client.Triple, events []client.GraphEvt) (ids map[int64]bool, profile string) {
 	ids = map[int64]bool{}
 	for _, e := range ents {
 		if ownerNames[nameKey(e.Name)] {
@@ -136,6 +143,28 @@ func ownerEntities(ents []client.Entity, trs []client.Triple) (ids map[int64]boo
 			ids[t.Object] = true
 			if profile == "" {
 				profile = t.ObjectName
+			}
+		}
+	}
+	byName := map[string]int64{}
+	for _, e := range ents {
+		if e.Kind == "person" || e.Kind == "" {
+			if _, ok := byName[nameKey(e.Name)]; !ok {
+				byName[nameKey(e.Name)] = e.ID
+			}
+		}
+	}
+	for _, ev := range events {
+		if ev.Role != "user" || ev.Partner != "" {
+			continue
+		}
+		for _, m := range selfNaming.FindAllStringSubmatch(ev.Content, -1) {
+			name := cmpOr(m[1], m[2])
+			if id, ok := byName[nameKey(name)]; ok && !ids[id] {
+				ids[id] = true
+				if profile == "" {
+					profile = name
+				}
 			}
 		}
 	}
@@ -340,7 +369,7 @@ func (vm *StarMapVM) Load(ctx context.Context) error {
 func buildSky(ents []client.Entity, trs []client.Triple, events []client.GraphEvt, prev *Sky) *Sky {
 	s := &Sky{Triples: trs, Owner: -1, byEntity: make(map[int64]int, len(ents)), byEvent: make(map[int64]int, len(events)),
 		class: map[string]int{}}
-	owner, profile := ownerEntities(ents, trs)
+	owner, profile := ownerEntities(ents, trs, events)
 	// The owner's star stands for all their names: the entity called "owner" if there is one.
 	var ownerEnt *client.Entity
 	for i := range ents {

@@ -496,8 +496,16 @@ func uiIconButton(t *testing.T, w fyne.Window, name string) *widget.Button {
 // what it leaves out.
 func TestStarMapOwnerAndWorlds(t *testing.T) {
 	f, c := uiKernel(t)
+	// The owner names themselves in their own words; a partner saying it does not count.
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	f.AddMemory(
+		client.MemoryHit{ID: 201, Session: "s1", Time: at, Role: "user", Scope: "private", Layer: 2, Content: "Hi! My name is Sasha, by the way."},
+		client.MemoryHit{ID: 202, Session: "s2", Time: at, Role: "user", Partner: "bob", Scope: "private", Layer: 2, Content: "my name is Bob"},
+	)
+	f.AddFact(client.TripleInput{Subject: "Sasha", SubjectKind: "person", Predicate: "mentioned", Object: "Porto", ObjectKind: "place"}, 201)
+	f.AddFact(client.TripleInput{Subject: "Bob", SubjectKind: "person", Predicate: "mentioned", Object: "Berlin", ObjectKind: "place"}, 202)
 	for _, tr := range []client.TripleInput{
-		{Subject: "owner", SubjectKind: "person", Predicate: "name", Object: "Sasha", ObjectKind: "person"},
+		{Subject: "owner", SubjectKind: "person", Predicate: "name", Object: "Alex", ObjectKind: "person"},
 		{Subject: "me", SubjectKind: "person", Predicate: "likes", Object: "green tea", ObjectKind: "thing"},
 		{Subject: "owner", SubjectKind: "person", Predicate: "lives in", Object: "Porto", ObjectKind: "place"},
 		{Subject: "Sasha", SubjectKind: "person", Predicate: "knows", Object: "Alice", ObjectKind: "person"},
@@ -514,7 +522,7 @@ func TestStarMapOwnerAndWorlds(t *testing.T) {
 	if s.Owner < 0 {
 		t.Fatal("no owner star")
 	}
-	for _, name := range []string{"owner", "me", "Sasha"} {
+	for _, name := range []string{"owner", "me", "Sasha", "Alex"} {
 		var id int64
 		for _, e := range s.Entities {
 			if e.Name == name {
@@ -535,8 +543,9 @@ func TestStarMapOwnerAndWorlds(t *testing.T) {
 	for _, n := range s.Graph.Nodes {
 		stars[n.Label]++
 	}
-	if stars["owner"]+stars["me"] != 0 || stars["Sasha"] != 1 {
-		t.Errorf("the owner's names are drawn as %d×owner, %d×me, %d×Sasha; want one Sasha", stars["owner"], stars["me"], stars["Sasha"])
+	if stars["owner"]+stars["me"]+stars["Sasha"] != 0 || stars["Alex"] != 1 || stars["Bob"] != 1 {
+		t.Errorf("the owner's names are drawn as %d×owner, %d×me, %d×Sasha, %d×Alex (Bob %d); want one Alex, one Bob", stars["owner"],
+			stars["me"], stars["Sasha"], stars["Alex"], stars["Bob"])
 	}
 	if p := s.Layout.Pos[s.Owner]; p != (starmap.Point{}) || !s.Graph.Nodes[s.Owner].Hub {
 		t.Errorf("the owner is at %v (hub %v), not a hub at the centre", p, s.Graph.Nodes[s.Owner].Hub)
@@ -548,7 +557,7 @@ func TestStarMapOwnerAndWorlds(t *testing.T) {
 	}
 	for _, tc := range []struct{ item, own, other string }{
 		{"Lisbon", "Alice", "Bob"}, {"Rex", "Alice", "Bob"}, {"Acme", "Bob", "Alice"}, {"Berlin", "Bob", "Alice"},
-		{"green tea", "Sasha", "Bob"},
+		{"green tea", "Alex", "Bob"},
 	} {
 		if dist(tc.item, tc.own) >= dist(tc.item, tc.other) {
 			t.Errorf("%s is nearer %s (%.2f) than %s (%.2f)", tc.item, tc.other, dist(tc.item, tc.other), tc.own, dist(tc.item, tc.own))
@@ -569,10 +578,10 @@ func TestStarMapOwnerAndWorlds(t *testing.T) {
 		hide string
 		want []string
 	}{
-		{GroupPeople, []string{"2024 trip", "Acme", "Berlin", "Lisbon", "Porto", "Rex", "green tea"}},
-		{GroupPlaces, []string{"2024 trip", "Acme", "Alice", "Bob", "Rex", "Sasha", "green tea"}},
-		{GroupThings, []string{"2024 trip", "Alice", "Berlin", "Bob", "Lisbon", "Porto", "Sasha"}},
-		{GroupEvents, []string{"Acme", "Alice", "Berlin", "Bob", "Lisbon", "Porto", "Rex", "Sasha", "green tea"}},
+		{GroupPeople, []string{"2024 trip", "Acme", "Berlin", "Hi! My name is Sasha, by the wa…", "Lisbon", "Porto", "Rex", "green tea", "my name is Bob"}},
+		{GroupPlaces, []string{"2024 trip", "Acme", "Alex", "Alice", "Bob", "Hi! My name is Sasha, by the wa…", "Rex", "green tea", "my name is Bob"}},
+		{GroupThings, []string{"2024 trip", "Alex", "Alice", "Berlin", "Bob", "Hi! My name is Sasha, by the wa…", "Lisbon", "Porto", "my name is Bob"}},
+		{GroupEvents, []string{"Acme", "Alex", "Alice", "Berlin", "Bob", "Lisbon", "Porto", "Rex", "green tea"}},
 	} {
 		_ = vm.Show[tc.hide].Set(false)
 		if err := vm.Refilter(ctx); err != nil {

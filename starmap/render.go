@@ -424,7 +424,7 @@ func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float6
 				continue
 			}
 			c := e.Class
-			if c < 0 || c >= RelationClasses {
+			if c < 0 || c >= RelationClasses || r.long(p, q, W, H) {
 				c = 0
 			}
 			a := a8[c]
@@ -450,7 +450,8 @@ func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float6
 			continue
 		}
 		c := e.Class
-		if c < 0 || c >= RelationClasses {
+		p, q, _ := r.edgeEnds(e, n)
+		if c < 0 || c >= RelationClasses || r.long(p, q, W, H) {
 			c = 0
 		}
 		r.classN[c]++
@@ -475,7 +476,7 @@ func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float6
 				}
 			} else {
 				c := e.Class
-				if c < 0 || c >= RelationClasses {
+				if p, q, _ := r.edgeEnds(e, n); c < 0 || c >= RelationClasses || r.long(p, q, W, H) {
 					c = 0
 				}
 				isDim := s.Dim[e.From] || s.Dim[e.To]
@@ -529,6 +530,14 @@ func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float6
 		r.uni.C = &r.edgeCol
 		r.ras.Draw(dst, dst.Rect, &r.uni, image.Point{})
 	}
+}
+
+// long reports whether the edge p–q is long on screen (over a quarter of the image's smaller
+// side): such edges, mostly between worlds, are drawn in the faint default colour so they do
+// not haze the sky; their relation shows when hovered.
+func (r *Renderer) long(p, q Point, W, H int) bool {
+	d := 0.25 * float64(min(W, H))
+	return (p.X-q.X)*(p.X-q.X)+(p.Y-q.Y)*(p.Y-q.Y) > d*d
 }
 
 // edgeEnds returns the pixel positions of an edge's ends, false if it cannot be drawn.

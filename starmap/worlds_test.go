@@ -224,10 +224,10 @@ func TestEdgeClassesAndTip(t *testing.T) {
 	g := Graph{Nodes: []Node{{Label: "a", Mentions: 1}, {Label: "b", Mentions: 1}},
 		Edges: []Edge{{From: 0, To: 1, Weight: 1, Class: 2, Label: "lives in"}}}
 	l := Layout{Pos: []Point{{-1, 0}, {1, 0}}, Radius: 1}
-	v := Fit(l, 200, 100)
+	v := View{Zoom: 20, Width: 400, Height: 200} // an edge of 40 px: short (long ones are over 50 px)
 	r := NewRenderer(RenderOptions{Font: f})
 	at := func(img *image.RGBA) [3]uint8 { // a pixel on the edge, between the stars
-		i := img.PixOffset(70, 50)
+		i := img.PixOffset(190, 100)
 		return [3]uint8{img.Pix[i], img.Pix[i+1], img.Pix[i+2]}
 	}
 	for _, aa := range []bool{false, true} {
@@ -237,6 +237,19 @@ func TestEdgeClassesAndTip(t *testing.T) {
 		g.Edges[0].Class = 2
 		if !(green[1] > green[0]) || !(pink[0] > pink[1]) {
 			t.Errorf("aa=%v: class 2 drew %v, class 5 %v: want greenish then pinkish", aa, green, pink)
+		}
+		// Long on screen, the edge is drawn in the default colour.
+		far := v
+		far.Zoom = 60
+		long2 := at(render(r, g, l, far, State{AntiAlias: aa, Selected: -1, Hover: -1}))
+		g.Edges[0].Class = 5
+		long5 := at(render(r, g, l, far, State{AntiAlias: aa, Selected: -1, Hover: -1}))
+		g.Edges[0].Class = 0
+		long0 := at(render(r, g, l, far, State{AntiAlias: aa, Selected: -1, Hover: -1}))
+		g.Edges[0].Class = 2
+		bare := at(render(r, Graph{Nodes: g.Nodes}, l, far, State{AntiAlias: aa, Selected: -1, Hover: -1}))
+		if long2 != long0 || long5 != long0 || long0 == bare {
+			t.Errorf("aa=%v: long edges of classes 2, 5, 0 drew %v, %v, %v (sky %v): want all the default", aa, long2, long5, long0, bare)
 		}
 		plain := render(r, g, l, v, State{AntiAlias: aa, Selected: -1, Hover: -1})
 		hovered := render(r, g, l, v, State{AntiAlias: aa, Selected: -1, Hover: -1, HoverEdge: 1, EdgeTip: true})
