@@ -62,8 +62,13 @@ type Sky struct {
 	// other predicates are drawn in the default colour.
 	Relations []Relation
 
+	// Timeline says the sky is laid out along time (facts by valid-from) rather than as worlds.
+	Timeline bool
+
 	byEntity map[int64]int
 	class    map[string]int // predicate → edge class
+	worlds   starmap.Layout // the worlds layout (kept for reloads while the timeline shows)
+	ended    map[int]bool   // entities all of whose facts have ended or been superseded
 	byEvent  map[int64]int
 }
 
@@ -227,6 +232,8 @@ type StarMapVM struct {
 	Query, Scope, Scene, Period binding.String
 	// Show holds the kind filter: one switch per group of Groups (all on at first).
 	Show map[string]binding.Bool
+	// Timeline lays the sky out along time: facts by valid-from, superseded ones faded.
+	Timeline binding.Bool
 	// Scopes and Scenes are the filter's choices (scopes present in the sky; the kernel's scenes).
 	Scopes binding.Item[[]string]
 	Scenes binding.Item[[]client.Scene]
@@ -253,6 +260,7 @@ func NewStarMapVM(svc client.Service, trace func(kind string, fields map[string]
 		Selected: binding.NewItem(func(a, b Selection) bool { return false }),
 		Version:  binding.NewInt(),
 		Show:     map[string]binding.Bool{},
+		Timeline: binding.NewBool(),
 		sky:      &Sky{Highlight: map[int]bool{}, Dim: map[int]bool{}, byEntity: map[int64]int{}, byEvent: map[int64]int{}},
 	}
 	_ = vm.Selected.Set(Selection{Node: -1})
@@ -332,6 +340,9 @@ func (vm *StarMapVM) Load(ctx context.Context) error {
 
 	start := time.Now()
 	s := buildSky(ents, trs, events, vm.Sky())
+	if on, _ := vm.Timeline.Get(); on {
+		s.layOutTimeline()
+	}
 	rawEntities := len(ents)
 	took := time.Since(start)
 	_ = vm.Scenes.Set(scenes)
@@ -454,15 +465,69 @@ func buildSky(ents []client.Entity, trs []client.Triple, events []client.GraphEv
 		}
 	}
 	var previous map[int64]starmap.Point
-	if prev != nil && len(prev.Layout.Pos) == len(prev.Graph.Nodes) && len(prev.Graph.Nodes) > 0 {
+	if prev != nil && len(prev.worlds.Pos) == len(prev.Graph.Nodes) && len(prev.Graph.Nodes) > 0 {
 		previous = make(map[int64]starmap.Point, len(prev.Graph.Nodes))
 		for i, n := range prev.Graph.Nodes {
-			previous[n.ID] = prev.Layout.Pos[i]
+			previous[n.ID] = prev.worlds.Pos[i]
 		}
 	}
-	s.Layout = starmap.Worlds(s.Graph, starmap.WorldOptions{Centre: s.Owner, Previous: previous})
+	s.worlds = starmap.Worlds(s.Graph, starmap.WorldOptions{Centre: s.Owner, Previous: previous})
+	s.Layout = s.worlds
 	s.Index = starmap.NewIndex(s.Layout)
 	return s
+}
+
+// layOutTimeline lays the sky out along time (starmap.Timeline): an entity at the earliest
+// valid-from of its facts, an event at its time, in one lane per kind group; it marks the
+// entities whose facts have all ended (superseded or past their valid-to) to be faded.
+func (s *Sky) layOutTimeline() {
+	at := make([]time.Time, len(s.Graph.Nodes))
+	lanes := make([]int, len(s.Graph.Nodes))
+	live := map[int]bool{}
+	s.ended = map[int]bool{}
+	for _, t := range s.Triples {
+		from := t.ValidFrom
+		if from.IsZero() {
+			from = t.Created
+		}
+		current := t.SupersededBy == 0 && (t.ValidTo.IsZero() || t.ValidTo.After(time.Now()))
+		for _, id := range []int64{t.Subject, t.Object} {
+			i, ok := s.byEntity[id]
+			if !ok {
+				continue
+			}
+			if !from.IsZero() && (at[i].IsZero() || from.Before(at[i])) {
+				at[i] = from
+			}
+			if current {
+				live[i] = true
+			} else if !live[i] {
+				s.ended[i] = true
+			}
+		}
+	}
+	for i := range live {
+		delete(s.ended, i)
+	}
+	for i, n := range s.Graph.Nodes {
+		lanes[i] = slices.Index(Groups, kindGroup(n.Kind))
+		if e, ok := s.Entity(i); ok && at[i].IsZero() {
+			at[i] = e.Created
+		} else if ev, ok := s.Event(i); ok {
+			at[i] = ev.Time
+		}
+	}
+	s.Timeline = true
+	s.Layout = starmap.Timeline(s.Graph, at, lanes)
+	s.Index = starmap.NewIndex(s.Layout)
+}
+
+// layOutWorlds goes back to the worlds layout.
+func (s *Sky) layOutWorlds() {
+	s.Timeline = false
+	s.ended = nil
+	s.Layout = s.worlds
+	s.Index = starmap.NewIndex(s.Layout)
 }
 
 // snippet is the first n runes of s on one line.
@@ -546,6 +611,12 @@ func (vm *StarMapVM) Refilter(ctx context.Context) error {
 	old := vm.sky
 	s := *old // a new snapshot: the view may be drawing the old one
 	vm.mu.Unlock()
+	switch on, _ := vm.Timeline.Get(); {
+	case on && !s.Timeline:
+		s.layOutTimeline()
+	case !on && s.Timeline:
+		s.layOutWorlds()
+	}
 	vm.publish(&s)
 	return nil
 }
@@ -580,7 +651,7 @@ func (vm *StarMapVM) apply(s *Sky) {
 			nodeScope, at, inScene = ev.Scope, ev.Time, vm.litEvt[ev.ID]
 		}
 		if (scope != "" && nodeScope != scope) || (!since.IsZero() && at.Before(since)) || (key != "" && !inScene) ||
-			hidden[kindGroup(s.Graph.Nodes[i].Kind)] {
+			hidden[kindGroup(s.Graph.Nodes[i].Kind)] || s.ended[i] {
 			s.Dim[i] = true
 		}
 	}

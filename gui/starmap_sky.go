@@ -131,7 +131,7 @@ func (w *skyWidget) generate(pw, ph int) image.Image {
 
 // ensureView fits the view to a new layout (first load) and follows size changes; mu is held.
 func (w *skyWidget) ensureView(s *Sky, pw, ph int) {
-	if w.fitted != nil && w.fitted.Layout.Radius > 0 && w.view.Zoom > 0 {
+	if w.fitted != nil && w.fitted.Layout.Radius > 0 && w.view.Zoom > 0 && w.fitted.Timeline == s.Timeline {
 		// A reload lays out incrementally: keep the user's view; a resize keeps centre and zoom.
 		if w.fitted != s {
 			w.fitted = s

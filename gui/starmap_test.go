@@ -593,3 +593,42 @@ func TestStarMapOwnerAndWorlds(t *testing.T) {
 		_ = vm.Show[tc.hide].Set(true)
 	}
 }
+
+// TestStarMapTimeline: the timeline lays facts out by valid-from, fades the stars whose facts
+// have all been superseded, and switching back restores the worlds.
+func TestStarMapTimeline(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	ents := []client.Entity{{ID: 1, Name: "Alice", Kind: "person"}, {ID: 2, Name: "Porto", Kind: "place"},
+		{ID: 3, Name: "Lisbon", Kind: "place"}, {ID: 4, Name: "Acme", Kind: "org"}}
+	trs := []client.Triple{
+		{ID: 10, Subject: 1, Object: 2, Predicate: "lives in", ValidFrom: day(0), ValidTo: day(40), SupersededBy: 11},
+		{ID: 11, Subject: 1, Object: 3, Predicate: "lives in", ValidFrom: day(40)},
+		{ID: 12, Subject: 1, Object: 4, Predicate: "works at", ValidFrom: day(90)},
+	}
+	s := buildSky(ents, trs, nil, nil)
+	worlds := slices.Clone(s.Layout.Pos)
+	vm := NewStarMapVM(nil, nil)
+	vm.publish(s)
+	_ = vm.Timeline.Set(true)
+	if err := vm.Refilter(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tl := vm.Sky()
+	x := func(name string) float64 { return tl.Layout.Pos[node(t, tl, name)].X }
+	if !tl.Timeline || !(x("Porto") < x("Lisbon") && x("Lisbon") < x("Acme")) {
+		t.Errorf("timeline %v: Porto %.1f, Lisbon %.1f, Acme %.1f: want in valid-from order", tl.Timeline, x("Porto"), x("Lisbon"), x("Acme"))
+	}
+	if got := undimmed(tl); !slices.Equal(got, []string{"Acme", "Alice", "Lisbon"}) {
+		t.Errorf("the timeline shows %q, want Porto (superseded) faded", got)
+	}
+	if tl.Index == nil || len(tl.Layout.Pos) != 4 {
+		t.Fatalf("timeline layout %+v", tl.Layout)
+	}
+	_ = vm.Timeline.Set(false)
+	if err := vm.Refilter(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if back := vm.Sky(); back.Timeline || !slices.Equal(back.Layout.Pos, worlds) || len(undimmed(back)) != 4 {
+		t.Errorf("back from the timeline: timeline %v, same worlds %v, %d undimmed", back.Timeline, slices.Equal(back.Layout.Pos, worlds), len(undimmed(back)))
+	}
+}

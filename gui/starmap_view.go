@@ -168,6 +168,12 @@ func newStarMapView(vm *StarMapVM, w fyne.Window) *starMapView {
 		}
 		filters.Add(check)
 	}
+	timeline := widget.NewCheck(T("Timeline"), func(on bool) {
+		_ = vm.Timeline.Set(on)
+		v.refilter()
+	})
+	filters.Add(widget.NewSeparator())
+	filters.Add(timeline)
 	toolbar = container.NewVBox(toolbar, filters)
 
 	vm.Version.AddListener(binding.NewDataListener(func() {

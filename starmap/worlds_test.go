@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // personalGraph is a personal memory in miniature, deterministic for seed: the owner (node 0),
@@ -306,5 +307,39 @@ func TestWorldsKeepsTheSky(t *testing.T) {
 	few := map[int64]Point{1: {100, 100}}
 	if fresh := Worlds(grown, WorldOptions{Centre: 0, Previous: few}); !reflect.DeepEqual(fresh, Worlds(grown, WorldOptions{Centre: 0})) {
 		t.Error("a previous sky of one star was kept")
+	}
+}
+
+func TestTimeline(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	g := Graph{Nodes: nodes(6)}
+	at := []time.Time{day(0), day(10), day(10), day(30), {}, day(30)}
+	lanes := []int{0, 0, 0, 1, 1, -4}
+	l := Timeline(g, at, lanes)
+	p := l.Pos
+	switch {
+	case !(p[0].X < p[1].X && p[1].X < p[3].X):
+		t.Errorf("not in time order: %v", p)
+	case p[1].X != p[2].X || p[1].Y == p[2].Y:
+		t.Errorf("two stars of the same moment and lane: %v and %v, want stacked", p[1], p[2])
+	case !(p[4].X < p[0].X):
+		t.Errorf("the undated star %v is not left of the oldest %v", p[4], p[0])
+	case !(p[3].Y > p[0].Y) || p[5].Y >= p[3].Y:
+		t.Errorf("lanes: %v (lane 0), %v (lane 1), %v (lane −4 as 0)", p[0], p[3], p[5])
+	}
+	for i, q := range p {
+		if !finite(q.X) || !finite(q.Y) || math.Hypot(q.X, q.Y) > l.Radius+1e-9 {
+			t.Errorf("node %d at %v, radius %v", i, q, l.Radius)
+		}
+	}
+	if !reflect.DeepEqual(l, Timeline(g, at, lanes)) {
+		t.Error("two runs differ")
+	}
+	// Short or missing times and lanes, and no nodes.
+	if l := Timeline(Graph{Nodes: nodes(3)}, nil, nil); len(l.Pos) != 3 || !finite(l.Radius) {
+		t.Errorf("without times: %+v", l)
+	}
+	if l := Timeline(Graph{}, nil, nil); len(l.Pos) != 0 {
+		t.Errorf("no nodes: %+v", l)
 	}
 }
