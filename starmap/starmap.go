@@ -1,8 +1,12 @@
-// Package starmap turns the memory graph into a sky: a force-directed layout (Barnes–Hut,
-// deterministic for a seed, incremental) and a software rasteriser (stars sized and lit by
-// mentions, coloured by kind, recently recalled ones glowing, faint edges; aliased while
-// dragging, anti-aliased at rest; labels at readable zoom levels), with hit-testing. Graph in,
-// Layout and image out (ARCHITECTURE.md §8).
+// Package starmap turns the memory graph into a sky: layouts — Worlds (people and their worlds:
+// the owner at the centre, each hub with the stars that belong to it around it, by kind;
+// direct, deterministic, incremental), Timeline (by time, in lanes) and a force-directed one
+// (Barnes–Hut, deterministic for a seed, incremental) — and a software rasteriser (stars sized
+// and lit by mentions, coloured by kind, recently recalled ones glowing, edges coloured by
+// relation class; aliased while dragging, anti-aliased at rest; labels placed without overlap,
+// hubs and the stars near the pointer first, returned by Renderer.Labels), with hit-testing of
+// stars and edges. Graph in, Layout and image out (ARCHITECTURE.md §8); the desktop app and a
+// web UI share it.
 //
 // It imports only the standard library and golang.org/x/image (never fyne): the GUI wraps it in
 // one canvas.Raster.
