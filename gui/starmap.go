@@ -151,12 +151,11 @@ func ownerEntities(ents []client.Entity, trs []client.Triple, events []client.Gr
 			}
 		}
 	}
+	// A name the owner gives themselves is theirs whatever kind the extractor guessed for it.
 	byName := map[string]int64{}
 	for _, e := range ents {
-		if e.Kind == "person" || e.Kind == "" {
-			if _, ok := byName[nameKey(e.Name)]; !ok {
-				byName[nameKey(e.Name)] = e.ID
-			}
+		if _, ok := byName[nameKey(e.Name)]; !ok {
+			byName[nameKey(e.Name)] = e.ID
 		}
 	}
 	for _, ev := range events {

@@ -900,9 +900,19 @@ func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, s
 		}
 	}
 	r.placed = append(r.placed, PlacedLabel{Node: -1, Rect: image.Rect(bx0, by0, bx1, by1), Size: size})
+	// A dark veil under the text keeps it readable over bright stars and lines.
+	for py := by0; py < by1; py++ {
+		row := dst.Pix[py*dst.Stride:]
+		for px := bx0; px < bx1; px++ {
+			blendOver(row[px*4:px*4+4:px*4+4], labelVeil, 110)
+		}
+	}
 	r.text(dst, W, H, fc, size, text[:end], x, base, c)
 	return true
 }
+
+// labelVeil darkens the box under a label.
+var labelVeil = color.RGBA{6, 8, 20, 255}
 
 // text draws a run of glyphs with its baseline's left end at (x, base).
 func (r *Renderer) text(dst *image.RGBA, W, H int, fc *faceCache, size int, text string, x, base float64, c color.RGBA) {

@@ -96,6 +96,18 @@ func TestStarMapLabels(t *testing.T) {
 			if tc.owner && !ownerNamed {
 				t.Errorf("the owner (star %d) is not labelled", sky.Owner)
 			}
+			// The export's owner says "My name is Sasha": one star, Sasha, at the centre.
+			if tc.owner {
+				sashas := 0
+				for _, n := range sky.Graph.Nodes {
+					if n.Label == "Sasha" || n.Label == "owner" {
+						sashas++
+					}
+				}
+				if sky.Owner < 0 || sky.Graph.Nodes[sky.Owner].Label != "Sasha" || sashas != 1 || sky.Layout.Pos[sky.Owner] != (starmap.Point{}) {
+					t.Errorf("the owner's star is not the one Sasha at the centre (%d stars named Sasha or owner)", sashas)
+				}
+			}
 			dir := filepath.Join("..", "..", "build", "screenshots")
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
