@@ -176,7 +176,6 @@ type Renderer struct {
 	named      []bool    // node already labelled this frame
 	near       []int32   // stars near the pointer, nearest first
 	nearD      []float64 // their distances, by node
-	classN     [RelationClasses]int
 	faces      map[int]*faceCache
 	glyphs     map[glyphKey]*glyph
 }
@@ -393,11 +392,11 @@ func edgeAlpha(count int, scale float64) float64 {
 	return math.Min(0.2, math.Max(0.06, base*scale))
 }
 
-// drawEdges draws the edges in their relation class's colour (Edge.Class): aliased with
-// Bresenham after Liang–Barsky clipping, or anti-aliased as thin quads in one vector.Rasterizer
-// pass per class present (plus one for dimmed edges, if any). Edges that do not cross the image
-// are culled. Classed edges are drawn half as bright again as default ones, and the hovered
-// edge (State.HoverEdge) brightest and widest, last.
+// drawEdges draws the edges in their relation class's colour (Edge.Class), after Liang–Barsky
+// clipping: aliased with Bresenham, or anti-aliased with Xiaolin Wu's lines. Edges that do not
+// cross the image are culled. Classed edges are drawn brighter than default ones, long ones
+// (see long) in the faint default colour, and the hovered edge (State.HoverEdge) brightest, and
+// wider when anti-aliased.
 func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float64, s State) {
 	alpha := edgeAlpha(len(g.Edges), scale)
 	classAlpha := func(c int) float64 {
@@ -438,97 +437,96 @@ func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float6
 		}
 		return
 	}
-	if r.ras == nil {
-		r.ras = vector.NewRasterizer(W, H)
+	// Anti-aliased: Xiaolin Wu's lines, each in its class's colour (long ones in the faint
+	// default), their cost growing with their length only; then the hovered edge, wider, as a
+	// quad in one vector.Rasterizer pass.
+	var aw [RelationClasses]float64
+	for c := range aw {
+		aw[c] = classAlpha(c)
 	}
-	// Which passes are needed: classes present among undimmed edges, and the dimmed ones.
-	clear(r.classN[:])
-	dimmed := 0
-	for _, e := range g.Edges {
-		if s.Dim[e.From] || s.Dim[e.To] {
-			dimmed++
+	for k, e := range g.Edges {
+		p, q, ok := r.edgeEnds(e, n)
+		if !ok || k == hover {
+			continue
+		}
+		ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, 0, 0, float64(W)-1e-6, float64(H)-1e-6)
+		if !ok {
 			continue
 		}
 		c := e.Class
-		p, q, _ := r.edgeEnds(e, n)
 		if c < 0 || c >= RelationClasses || r.long(p, q, W, H) {
 			c = 0
 		}
-		r.classN[c]++
+		a := aw[c]
+		if s.Dim[e.From] || s.Dim[e.To] {
+			c, a = 0, alpha*0.3
+		}
+		wuLine(dst, W, H, ax, ay, bx, by, relationPalette[c], a)
 	}
-	for pass := 0; pass < RelationClasses+2; pass++ {
-		// Passes 0..RelationClasses-1: the classes; then the dimmed edges; then the hovered one.
-		dim, hov := pass == RelationClasses, pass == RelationClasses+1
-		switch {
-		case hov && (hover < 0 || hover >= len(g.Edges)):
-			continue
-		case dim && dimmed == 0:
-			continue
-		case !dim && !hov && r.classN[pass] == 0:
-			continue
+	if hover < 0 || hover >= len(g.Edges) {
+		return
+	}
+	p, q, ok := r.edgeEnds(g.Edges[hover], n)
+	if !ok {
+		return
+	}
+	ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, -2, -2, float64(W)+2, float64(H)+2)
+	ln := math.Hypot(bx-ax, by-ay)
+	if !ok || ln < 1e-6 {
+		return
+	}
+	if r.ras == nil {
+		r.ras = vector.NewRasterizer(W, H)
+	}
+	r.ras.Reset(W, H)
+	nx, ny := -(by-ay)/ln*1.2, (bx-ax)/ln*1.2
+	r.ras.MoveTo(float32(ax+nx), float32(ay+ny))
+	r.ras.LineTo(float32(bx+nx), float32(by+ny))
+	r.ras.LineTo(float32(bx-nx), float32(by-ny))
+	r.ras.LineTo(float32(ax-nx), float32(ay-ny))
+	r.ras.ClosePath()
+	col := RelationColor(g.Edges[hover].Class)
+	// Through a pointer, so that setting the colour does not allocate.
+	r.edgeCol = color.NRGBA{col.R, col.G, col.B, 242}
+	r.uni.C = &r.edgeCol
+	r.ras.Draw(dst, dst.Rect, &r.uni, image.Point{})
+}
+
+// wuLine blends an anti-aliased one-pixel line from (x0,y0) to (x1,y1), both inside the W×H
+// image, in colour c at opacity a (0..1): Xiaolin Wu's algorithm, two pixels per step shared by
+// the line's distance to them.
+func wuLine(dst *image.RGBA, W, H int, x0, y0, x1, y1 float64, c color.RGBA, a float64) {
+	steep := math.Abs(y1-y0) > math.Abs(x1-x0)
+	if steep {
+		x0, y0, x1, y1 = y0, x0, y1, x1
+	}
+	if x0 > x1 {
+		x0, y0, x1, y1 = x1, y1, x0, y0
+	}
+	dx, dy := x1-x0, y1-y0
+	grad := 1.0
+	if dx > 1e-9 {
+		grad = dy / dx
+	}
+	a256 := a * 256
+	plot := func(x, y int, cov float64) {
+		if steep {
+			x, y = y, x
 		}
-		r.ras.Reset(W, H)
-		drawn := 0
-		for k, e := range g.Edges {
-			if hov {
-				if k != hover {
-					continue
-				}
-			} else {
-				c := e.Class
-				if p, q, _ := r.edgeEnds(e, n); c < 0 || c >= RelationClasses || r.long(p, q, W, H) {
-					c = 0
-				}
-				isDim := s.Dim[e.From] || s.Dim[e.To]
-				if isDim != dim || (!dim && c != pass) {
-					continue
-				}
-			}
-			p, q, ok := r.edgeEnds(e, n)
-			if !ok {
-				continue
-			}
-			ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, -2, -2, float64(W)+2, float64(H)+2)
-			if !ok {
-				continue
-			}
-			dx, dy := bx-ax, by-ay
-			ln := math.Hypot(dx, dy)
-			if ln < 1e-6 {
-				continue
-			}
-			// Half-width 0.55 px (1.2 hovered); the normal is always on the same side of the
-			// direction so every quad winds the same way and overlaps do not cancel.
-			hw := 0.55
-			if hov {
-				hw = 1.2
-			}
-			nx, ny := -dy/ln*hw, dx/ln*hw
-			r.ras.MoveTo(float32(ax+nx), float32(ay+ny))
-			r.ras.LineTo(float32(bx+nx), float32(by+ny))
-			r.ras.LineTo(float32(bx-nx), float32(by-ny))
-			r.ras.LineTo(float32(ax-nx), float32(ay-ny))
-			r.ras.ClosePath()
-			drawn++
+		if x < 0 || y < 0 || x >= W || y >= H {
+			return
 		}
-		if drawn == 0 {
-			continue
-		}
-		var col color.RGBA
-		var a float64
-		switch {
-		case hov:
-			e := g.Edges[hover]
-			col, a = RelationColor(e.Class), 0.95
-		case dim:
-			col, a = relationPalette[0], alpha*0.3
-		default:
-			col, a = relationPalette[pass], classAlpha(pass)
-		}
-		// Through a pointer, so that setting the colour does not allocate.
-		r.edgeCol = color.NRGBA{col.R, col.G, col.B, uint8(a * 255)}
-		r.uni.C = &r.edgeCol
-		r.ras.Draw(dst, dst.Rect, &r.uni, image.Point{})
+		i := y*dst.Stride + x*4
+		blendOver(dst.Pix[i:i+4:i+4], c, int(cov*a256))
+	}
+	xs, xe := int(math.Floor(x0)), int(math.Floor(x1))
+	y := y0 + grad*(float64(xs)+0.5-x0) - 0.5
+	for x := xs; x <= xe; x++ {
+		yf := math.Floor(y)
+		f := y - yf
+		plot(x, int(yf), 1-f)
+		plot(x, int(yf)+1, f)
+		y += grad
 	}
 }
 
