@@ -343,3 +343,59 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("no nodes: %+v", l)
 	}
 }
+
+// personal10k is a personal memory of about 10,000 stars and 20,000 edges: 250 people with
+// their worlds (personalGraph), plus edges inside each world up to 20,000.
+func personal10k() Graph {
+	g, world := personalGraph(7, 250, 30)
+	rng := rand.New(rand.NewPCG(7, 7))
+	byWorld := map[int][]int{}
+	for i, w := range world {
+		if w >= 0 {
+			byWorld[w] = append(byWorld[w], i)
+		}
+	}
+	for len(g.Edges) < 20000 {
+		ms := byWorld[world[rng.IntN(len(world)-2)]]
+		a, b := ms[rng.IntN(len(ms))], ms[rng.IntN(len(ms))]
+		if a != b {
+			g.Edges = append(g.Edges, Edge{From: a, To: b, Weight: 1, Class: rng.IntN(RelationClasses)})
+		}
+	}
+	return g
+}
+
+func benchRenderPersonal(b *testing.B, aa bool) {
+	g := personal10k()
+	l := Worlds(g, WorldOptions{Centre: 0})
+	f, err := LoadFont()
+	if err != nil {
+		b.Logf("no font, labels off: %v", err)
+	}
+	r := NewRenderer(RenderOptions{Font: f})
+	dst := image.NewRGBA(image.Rect(0, 0, 1280, 800))
+	v := Fit(l, 1280, 800)
+	s := State{AntiAlias: aa, Selected: 10, Hover: 20, PointerIn: true, Pointer: Point{700, 380}, HoverEdge: 5}
+	r.Render(dst, g, l, v, s)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r.Render(dst, g, l, v, s)
+	}
+}
+
+// BenchmarkRenderPersonalAliased is a 1280×800 frame of a personal memory of about 10,000 stars
+// / 20,000 edges laid out as worlds, aliased (target ≤ 16 ms).
+func BenchmarkRenderPersonalAliased(b *testing.B) { benchRenderPersonal(b, false) }
+
+// BenchmarkRenderPersonalAntiAliased is the same frame anti-aliased.
+func BenchmarkRenderPersonalAntiAliased(b *testing.B) { benchRenderPersonal(b, true) }
+
+// BenchmarkWorldsPersonal10k lays out the personal memory of about 10,000 stars / 20,000 edges.
+func BenchmarkWorldsPersonal10k(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	g := personal10k()
+	for b.Loop() {
+		Worlds(g, WorldOptions{Centre: 0})
+	}
+}
