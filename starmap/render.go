@@ -173,11 +173,20 @@ type Renderer struct {
 	occ        []bool // label occupancy grid
 	occW, occH int
 	placed     []PlacedLabel
-	named      []bool    // node already labelled this frame
-	near       []int32   // stars near the pointer, nearest first
-	nearD      []float64 // their distances, by node
+	named      []bool       // node already labelled this frame
+	widths     []labelWidth // measured labels, by node
+	near       []int32      // stars near the pointer, nearest first
+	nearD      []float64    // their distances, by node
 	faces      map[int]*faceCache
 	glyphs     map[glyphKey]*glyph
+}
+
+// labelWidth caches the measured width of a node's label at a size.
+type labelWidth struct {
+	text  string
+	size  int
+	width float64
+	end   int // the bytes of text kept (see measure)
 }
 
 type faceCache struct {
@@ -762,6 +771,9 @@ func (r *Renderer) labels(dst *image.RGBA, W, H int, g Graph, s State) {
 	clear(r.occ)
 	r.named = grow(r.named, len(g.Nodes))
 	clear(r.named)
+	if len(r.widths) < len(g.Nodes) {
+		r.widths = append(r.widths, make([]labelWidth, len(g.Nodes)-len(r.widths))...)
+	}
 	try := func(i int, sz int) {
 		if i < 0 || i >= len(r.named) || r.named[i] || !r.ok[i] {
 			return
@@ -775,7 +787,17 @@ func (r *Renderer) labels(dst *image.RGBA, W, H int, g Graph, s State) {
 		if nd.Hub {
 			c = color.RGBA{uint8(200 + int(c.R)/5), uint8(200 + int(c.G)/5), uint8(200 + int(c.B)/5), 255}
 		}
-		if r.placeLabel(dst, W, H, nd.Label, r.pos[i], r.rad[i], sz, c, i) {
+		// The width is measured once per label and size (the same sky is drawn frame after frame).
+		lw := &r.widths[i]
+		if lw.size != sz || lw.text != nd.Label {
+			fc := r.face(sz)
+			if fc.face == nil {
+				return
+			}
+			w, end := r.measure(fc, sz, nd.Label)
+			*lw = labelWidth{text: nd.Label, size: sz, width: w, end: end}
+		}
+		if r.placeLabel(dst, W, H, nd.Label[:lw.end], lw.width, r.pos[i], r.rad[i], sz, c, i) {
 			r.named[i] = true
 		}
 	}
@@ -824,14 +846,14 @@ func (r *Renderer) byNearness(a, b int32) int {
 	return cmp.Or(cmp.Compare(r.nearD[a], r.nearD[b]), cmp.Compare(a, b))
 }
 
-// placeLabel draws the label of the star at p (radius rad) at the first free place: right of
-// it, left, above, below. It reports whether it drew, and records the label for node.
-func (r *Renderer) placeLabel(dst *image.RGBA, W, H int, text string, p Point, rad float64, size int, c color.RGBA, node int) bool {
+// placeLabel draws the label of the star at p (radius rad), width pixels wide, at the first
+// free place: right of it, left, above, below. It reports whether it drew, and records the
+// label for node.
+func (r *Renderer) placeLabel(dst *image.RGBA, W, H int, text string, width float64, p Point, rad float64, size int, c color.RGBA, node int) bool {
 	fc := r.face(size)
 	if fc.face == nil {
 		return false
 	}
-	width, _ := r.measure(fc, size, text)
 	if width == 0 {
 		return false
 	}
@@ -843,7 +865,7 @@ func (r *Renderer) placeLabel(dst *image.RGBA, W, H int, text string, p Point, r
 		{p.X - width/2, p.Y - gap - hgt/2},
 		{p.X - width/2, p.Y + gap + hgt/2},
 	} {
-		if r.label(dst, W, H, text, at.X, at.Y, size, c) {
+		if r.labelAt(dst, W, H, fc, text, width, at.X, at.Y, size, c) {
 			r.placed[len(r.placed)-1].Node = node
 			return true
 		}
@@ -878,6 +900,11 @@ func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, s
 		return false
 	}
 	width, end := r.measure(fc, size, text)
+	return r.labelAt(dst, W, H, fc, text[:end], width, x, y, size, c)
+}
+
+// labelAt is label for a text already measured (and cut) to width.
+func (r *Renderer) labelAt(dst *image.RGBA, W, H int, fc *faceCache, text string, width, x, y float64, size int, c color.RGBA) bool {
 	base := y + (fc.asc-fc.desc)/2
 	bx0, by0 := int(math.Floor(x)), int(math.Floor(base-fc.asc))
 	bx1, by1 := int(math.Ceil(x+width)), int(math.Ceil(base+fc.desc))
@@ -905,7 +932,7 @@ func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, s
 			blendOver(row[px*4:px*4+4:px*4+4], labelVeil, 110)
 		}
 	}
-	r.text(dst, W, H, fc, size, text[:end], x, base, c)
+	r.text(dst, W, H, fc, size, text, x, base, c)
 	return true
 }
 
