@@ -429,6 +429,31 @@ func TestStarMapView(t *testing.T) {
 		t.Error("the tooltip stays after the pointer left the star")
 	}
 
+	// Pointing at a line, away from its stars, names its relation, and the line is drawn bright.
+	s := vm.Sky()
+	porto := node(t, s, "Porto")
+	k := slices.IndexFunc(s.Graph.Edges, func(e starmap.Edge) bool { return e.From == alice && e.To == porto })
+	if k < 0 {
+		t.Fatal("no Alice–Porto line")
+	}
+	a, b := starPos(v, alice), starPos(v, porto)
+	w.Canvas().Capture()
+	dark := lit(v.sky.img) // the sky alone, without the tooltip
+	for _, f := range []float32{0.5, 0.4, 0.6, 0.3, 0.7} { // a point of the line no star covers
+		test.MoveMouse(w.Canvas(), fyne.NewPos(a.X+(b.X-a.X)*f, a.Y+(b.Y-a.Y)*f))
+		if v.sky.tip.Visible() && v.sky.tipTxt.Text == "Alice — lives in — Porto" {
+			break
+		}
+	}
+	if !v.sky.tip.Visible() || v.sky.tipTxt.Text != "Alice — lives in — Porto" {
+		t.Errorf("pointing at the line: tooltip %q (visible %v)", v.sky.tipTxt.Text, v.sky.tip.Visible())
+	}
+	w.Canvas().Capture()
+	if bright := lit(v.sky.img); bright <= dark {
+		t.Errorf("the hovered line is not drawn brighter: %d lit pixels, %d before", bright, dark)
+	}
+	test.MoveMouse(w.Canvas(), fyne.NewPos(2, 2))
+
 	// Drag pans, the wheel zooms about the pointer, Fit shows everything again.
 	before := v.sky.View()
 	centre := fyne.CurrentApp().Driver().AbsolutePositionForObject(v.sky).Add(fyne.NewPos(v.sky.Size().Width/2, v.sky.Size().Height/2))
