@@ -912,8 +912,9 @@ func (r *Renderer) labelAt(dst *image.RGBA, W, H int, fc *faceCache, text string
 		return false
 	}
 	cx0, cy0, cx1, cy1 := bx0/labelCell, by0/labelCell, (bx1-1)/labelCell, (by1-1)/labelCell
+	// A cell's gap left and right of the label, so two labels on a line never run together.
 	for cy := cy0; cy <= cy1; cy++ {
-		for cx := cx0; cx <= cx1; cx++ {
+		for cx := max(0, cx0-1); cx <= min(r.occW-1, cx1+1); cx++ {
 			if r.occ[cy*r.occW+cx] {
 				return false
 			}

@@ -17,7 +17,7 @@ import (
 func personalGraph(seed uint64, people, perPerson int) (g Graph, world []int) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	kinds := []string{"place", "thing", "event", "org", "animal", "time"}
-	g.Nodes = append(g.Nodes, Node{ID: 1, Label: "me", Kind: "person", Mentions: 300})
+	g.Nodes = append(g.Nodes, Node{ID: 1, Label: "me", Kind: "person", Mentions: 300, Hub: true})
 	world = append(world, 0)
 	hubs := []int{0}
 	for p := range people {

@@ -307,7 +307,11 @@ func TestStarMapChatGPTWindow(t *testing.T) {
 	sky := g.waitTrace(map[string]any{"kind": "starmap"}, func(m map[string]any) bool { return m["entities"] == float64(entities) })
 	t.Logf("star map of %v stars and %v links", sky["nodes"], sky["edges"])
 	in.do("mousemove", strconv.Itoa(x+w-20), strconv.Itoa(y+25)) // the pointer off the sky
-	in.screenshot("starmap-chatgpt", chat)
+	worlds := in.screenshot("starmap-chatgpt", chat)
+	// The timeline: facts by valid-from.
+	in.do("mousemove", strconv.Itoa(x+489), strconv.Itoa(y+106), "click", "1")
+	in.do("mousemove", strconv.Itoa(x+w-20), strconv.Itoa(y+25))
+	in.screenshot("starmap-chatgpt-timeline", worlds)
 	if code := g.stop(); code != 0 {
 		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
 	}
