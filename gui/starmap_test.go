@@ -439,7 +439,8 @@ func TestStarMapView(t *testing.T) {
 	a, b := starPos(v, alice), starPos(v, porto)
 	w.Canvas().Capture()
 	dark := lit(v.sky.img) // the sky alone, without the tooltip
-	for _, f := range []float32{0.5, 0.4, 0.6, 0.3, 0.7} { // a point of the line no star covers
+	// A point of the line no star covers.
+	for _, f := range []float32{0.5, 0.4, 0.6, 0.3, 0.7} {
 		test.MoveMouse(w.Canvas(), fyne.NewPos(a.X+(b.X-a.X)*f, a.Y+(b.Y-a.Y)*f))
 		if v.sky.tip.Visible() && v.sky.tipTxt.Text == "Alice — lives in — Porto" {
 			break
