@@ -62,8 +62,10 @@ type Sky struct {
 	// other predicates are drawn in the default colour.
 	Relations []Relation
 
-	// Timeline says the sky is laid out along time (facts by valid-from) rather than as worlds.
+	// Timeline says the sky is laid out along time (facts by valid-from) rather than as worlds;
+	// From and To are the oldest and newest times on it.
 	Timeline bool
+	From, To time.Time
 
 	byEntity map[int64]int
 	class    map[string]int // predicate → edge class
@@ -517,6 +519,15 @@ func (s *Sky) layOutTimeline() {
 		}
 	}
 	s.Timeline = true
+	s.From, s.To = time.Time{}, time.Time{}
+	for _, t := range at {
+		if !t.IsZero() && (s.From.IsZero() || t.Before(s.From)) {
+			s.From = t
+		}
+		if t.After(s.To) {
+			s.To = t
+		}
+	}
 	s.Layout = starmap.Timeline(s.Graph, at, lanes)
 	s.Index = starmap.NewIndex(s.Layout)
 }
@@ -613,8 +624,15 @@ func (vm *StarMapVM) Refilter(ctx context.Context) error {
 	switch on, _ := vm.Timeline.Get(); {
 	case on && !s.Timeline:
 		s.layOutTimeline()
+		vm.publish(&s)
+		vm.report(Tf("Timeline from %s (left) to %s (right); rows: people, places, things, events, time.",
+			s.From.Local().Format("2006-01-02"), s.To.Local().Format("2006-01-02")), false)
+		return nil
 	case !on && s.Timeline:
 		s.layOutWorlds()
+		vm.publish(&s)
+		vm.report(Tf("%d stars, %d links.", len(s.Graph.Nodes), len(s.Graph.Edges)), false)
+		return nil
 	}
 	vm.publish(&s)
 	return nil

@@ -623,7 +623,7 @@ func TestStarMapOwnerAndWorlds(t *testing.T) {
 // TestStarMapTimeline: the timeline lays facts out by valid-from, fades the stars whose facts
 // have all been superseded, and switching back restores the worlds.
 func TestStarMapTimeline(t *testing.T) {
-	day := func(d int) time.Time { return time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	day := func(d int) time.Time { return time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC).AddDate(0, 0, d) } // noon: the same date in any zone
 	ents := []client.Entity{{ID: 1, Name: "Alice", Kind: "person"}, {ID: 2, Name: "Porto", Kind: "place"},
 		{ID: 3, Name: "Lisbon", Kind: "place"}, {ID: 4, Name: "Acme", Kind: "org"}}
 	trs := []client.Triple{
@@ -646,6 +646,9 @@ func TestStarMapTimeline(t *testing.T) {
 	}
 	if got := undimmed(tl); !slices.Equal(got, []string{"Acme", "Alice", "Lisbon"}) {
 		t.Errorf("the timeline shows %q, want Porto (superseded) faded", got)
+	}
+	if st, _ := vm.Status.Get(); st != "Timeline from 2025-03-01 (left) to 2025-05-30 (right); rows: people, places, things, events, time." {
+		t.Errorf("status %q", st)
 	}
 	if tl.Index == nil || len(tl.Layout.Pos) != 4 {
 		t.Fatalf("timeline layout %+v", tl.Layout)
