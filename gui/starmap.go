@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -22,8 +23,6 @@ const (
 	// skyEvents is how many recent L2 events (sources of triples) the sky shows beside the
 	// entities.
 	skyEvents = 300
-	// skyLayoutSeed fixes the layout: the same memory gives the same sky on every start.
-	skyLayoutSeed = 7
 	// eventKind is the star kind of an L2 event.
 	eventKind = "memory"
 	// eventLabelRunes is how much of an event's text labels its star.
@@ -57,9 +56,125 @@ type Sky struct {
 	Highlight, Dim map[int]bool
 	// Matches are the search matches, best first.
 	Matches []int
+	// Owner is the node of the owner (every name they go by, merged into one star), -1 for none.
+	Owner int
+	// Relations are the relation types drawn in colour, most frequent first (the legend); the
+	// other predicates are drawn in the default colour.
+	Relations []Relation
+
+	// Timeline says the sky is laid out along time (facts by valid-from) rather than as worlds;
+	// From and To are the oldest and newest times on it.
+	Timeline bool
+	From, To time.Time
 
 	byEntity map[int64]int
+	class    map[string]int // predicate → edge class
+	worlds   starmap.Layout // the worlds layout (kept for reloads while the timeline shows)
+	ended    map[int]bool   // entities all of whose facts have ended or been superseded
 	byEvent  map[int64]int
+}
+
+// Relation is one relation type of the legend: a predicate, its edge class and how many facts
+// have it.
+type Relation struct {
+	Predicate string
+	Class     int
+	Count     int
+}
+
+// RelationClass returns the edge class a predicate is drawn in (0: the default colour).
+func (s *Sky) RelationClass(predicate string) int { return s.class[predicate] }
+
+// Kind groups of the kind filter.
+const (
+	GroupPeople = "people"
+	GroupPlaces = "places"
+	GroupThings = "things"
+	GroupEvents = "events"
+	GroupTime   = "time"
+)
+
+// Groups are the kind filter's groups, in toolbar order.
+var Groups = []string{GroupPeople, GroupPlaces, GroupThings, GroupEvents, GroupTime}
+
+// kindGroup is the group of the kind filter a kind belongs to.
+func kindGroup(kind string) string {
+	switch kind {
+	case "person":
+		return GroupPeople
+	case "place":
+		return GroupPlaces
+	case "event", eventKind:
+		return GroupEvents
+	case "time":
+		return GroupTime
+	}
+	return GroupThings
+}
+
+// ownerNames are the names the owner goes by in memory (by memory.NameKey): the subject of
+// their first-person statements and the words for it.
+var ownerNames = map[string]bool{"owner": true, "me": true, "i": true, "myself": true, "user": true, "我": true, "我自己": true}
+
+// namePredicates state a name: "owner — name — Sasha" makes Sasha the owner's profile name.
+var namePredicates = map[string]bool{"name": true, "is called": true, "is named": true, "named": true, "called": true,
+	"名字": true, "叫": true, "叫做": true}
+
+// selfNaming finds the owner naming themselves in their own words: "my name is Sasha",
+// "call me Sasha", "我叫小明", "我的名字是小明".
+var selfNaming = regexp.MustCompile(`(?i:\bmy\s+name\s+is|\bcall\s+me|\bi\s+am\s+called)\s+(\p{Lu}[\p{L}'-]+)|(?:我叫|我的名字是|我的名字叫)(\p{Han}{1,4})`)
+
+// nameKey is the key names are compared by (as memory.NameKey).
+func nameKey(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// ownerEntities returns the entities that are the owner — named "owner", "me" and the like, the
+// names those are said to have ("owner — name — Sasha"), and the person the owner names
+// themselves as in their own messages among events ("my name is Sasha") — with the profile name
+// ("" when memory knows none).
+func ownerEntities(ents []client.Entity, trs []client.Triple, events []client.GraphEvt) (ids map[int64]bool, profile string) {
+	ids = map[int64]bool{}
+	for _, e := range ents {
+		if ownerNames[nameKey(e.Name)] {
+			ids[e.ID] = true
+		}
+	}
+	if len(ids) == 0 {
+		return ids, ""
+	}
+	kind := map[int64]string{}
+	for _, e := range ents {
+		kind[e.ID] = e.Kind
+	}
+	for _, t := range trs {
+		if ids[t.Subject] && namePredicates[nameKey(t.Predicate)] && t.SupersededBy == 0 && (kind[t.Object] == "person" || kind[t.Object] == "") {
+			ids[t.Object] = true
+			if profile == "" {
+				profile = t.ObjectName
+			}
+		}
+	}
+	// A name the owner gives themselves is theirs whatever kind the extractor guessed for it.
+	byName := map[string]int64{}
+	for _, e := range ents {
+		if _, ok := byName[nameKey(e.Name)]; !ok {
+			byName[nameKey(e.Name)] = e.ID
+		}
+	}
+	for _, ev := range events {
+		if ev.Role != "user" || ev.Partner != "" {
+			continue
+		}
+		for _, m := range selfNaming.FindAllStringSubmatch(ev.Content, -1) {
+			name := cmpOr(m[1], m[2])
+			if id, ok := byName[nameKey(name)]; ok && !ids[id] {
+				ids[id] = true
+				if profile == "" {
+					profile = name
+				}
+			}
+		}
+	}
+	return ids, profile
 }
 
 // EntityNode returns the node of an entity.
@@ -116,6 +231,10 @@ type StarMapVM struct {
 	Stars, Links binding.Int
 	// Query is the search text; Scope, Scene and Period the filter ("" for all).
 	Query, Scope, Scene, Period binding.String
+	// Show holds the kind filter: one switch per group of Groups (all on at first).
+	Show map[string]binding.Bool
+	// Timeline lays the sky out along time: facts by valid-from, superseded ones faded.
+	Timeline binding.Bool
 	// Scopes and Scenes are the filter's choices (scopes present in the sky; the kernel's scenes).
 	Scopes binding.Item[[]string]
 	Scenes binding.Item[[]client.Scene]
@@ -141,9 +260,15 @@ func NewStarMapVM(svc client.Service, trace func(kind string, fields map[string]
 		Scopes: newSliceBinding[string](), Scenes: newSliceBinding[client.Scene](),
 		Selected: binding.NewItem(func(a, b Selection) bool { return false }),
 		Version:  binding.NewInt(),
+		Show:     map[string]binding.Bool{},
+		Timeline: binding.NewBool(),
 		sky:      &Sky{Highlight: map[int]bool{}, Dim: map[int]bool{}, byEntity: map[int64]int{}, byEvent: map[int64]int{}},
 	}
 	_ = vm.Selected.Set(Selection{Node: -1})
+	for _, g := range Groups {
+		vm.Show[g] = binding.NewBool()
+		_ = vm.Show[g].Set(true)
+	}
 	return vm
 }
 
@@ -216,6 +341,10 @@ func (vm *StarMapVM) Load(ctx context.Context) error {
 
 	start := time.Now()
 	s := buildSky(ents, trs, events, vm.Sky())
+	if on, _ := vm.Timeline.Get(); on {
+		s.layOutTimeline()
+	}
+	rawEntities := len(ents)
 	took := time.Since(start)
 	_ = vm.Scenes.Set(scenes)
 	_ = vm.Scopes.Set(skyScopes(s))
@@ -226,7 +355,7 @@ func (vm *StarMapVM) Load(ctx context.Context) error {
 	vm.report(Tf("%d stars, %d links.", len(s.Graph.Nodes), len(s.Graph.Edges)), false)
 	if vm.trace != nil {
 		vm.trace("starmap", map[string]any{"nodes": len(s.Graph.Nodes), "edges": len(s.Graph.Edges),
-			"entities": len(s.Entities), "triples": len(s.Triples), "events": len(s.Events),
+			"entities": rawEntities, "stars_entities": len(s.Entities), "owner": s.Owner >= 0, "triples": len(s.Triples), "events": len(s.Events),
 			"layout_ms": took.Milliseconds(), "iterations": s.Layout.Iterations})
 	}
 	// Keep the side panel current (an action may have changed or removed what it shows).
@@ -246,26 +375,79 @@ func (vm *StarMapVM) Load(ctx context.Context) error {
 	return nil
 }
 
-// buildSky turns the graph into stars and links and lays them out, keeping prev's positions.
+// buildSky turns the graph into stars and links and lays them out as people and their worlds
+// (starmap.Worlds: the owner at the centre, people as hubs), keeping prev's positions. The
+// owner's names are one star; the most frequent predicates get a colour each.
 func buildSky(ents []client.Entity, trs []client.Triple, events []client.GraphEvt, prev *Sky) *Sky {
-	s := &Sky{Entities: ents, Events: events, Triples: trs, byEntity: make(map[int64]int, len(ents)), byEvent: make(map[int64]int, len(events))}
+	s := &Sky{Triples: trs, Owner: -1, byEntity: make(map[int64]int, len(ents)), byEvent: make(map[int64]int, len(events)),
+		class: map[string]int{}}
+	owner, profile := ownerEntities(ents, trs, events)
+	// The owner's star stands for all their names: the entity called "owner" if there is one.
+	var ownerEnt *client.Entity
+	for i := range ents {
+		e := &ents[i]
+		if owner[e.ID] && (ownerEnt == nil || nameKey(e.Name) == "owner" && nameKey(ownerEnt.Name) != "owner") {
+			ownerEnt = e
+		}
+	}
 	s.Graph.Nodes = make([]starmap.Node, 0, len(ents)+len(events))
-	for i, e := range ents {
+	for _, e := range ents {
+		if owner[e.ID] && e.ID != ownerEnt.ID {
+			continue
+		}
+		i := len(s.Entities)
+		s.Entities = append(s.Entities, e)
 		s.byEntity[e.ID] = i
-		s.Graph.Nodes = append(s.Graph.Nodes, starmap.Node{ID: e.ID, Label: e.Name, Kind: e.Kind, Mentions: e.Mentions,
-			Recalled: e.LastRecalled, Pinned: e.Pinned})
+		nd := starmap.Node{ID: e.ID, Label: e.Name, Kind: e.Kind, Mentions: e.Mentions, Recalled: e.LastRecalled, Pinned: e.Pinned,
+			Hub: e.Kind == "person"}
+		if owner[e.ID] {
+			s.Owner = i
+			nd.Label, nd.Kind, nd.Hub = cmpOr(profile, T("me")), "person", true
+		}
+		s.Graph.Nodes = append(s.Graph.Nodes, nd)
+	}
+	if ownerEnt != nil {
+		on := &s.Graph.Nodes[s.Owner]
+		on.Mentions = 0
+		for _, e := range ents {
+			if owner[e.ID] {
+				s.byEntity[e.ID] = s.Owner
+				on.Mentions += e.Mentions
+				on.Pinned = on.Pinned || e.Pinned
+				if e.LastRecalled.After(on.Recalled) {
+					on.Recalled = e.LastRecalled
+				}
+			}
+		}
+	}
+	// Relation classes: the most frequent predicates, one colour each.
+	count := map[string]int{}
+	for _, t := range trs {
+		count[t.Predicate]++
+	}
+	for p, c := range count {
+		s.Relations = append(s.Relations, Relation{Predicate: p, Count: c})
+	}
+	slices.SortFunc(s.Relations, func(a, b Relation) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Predicate, b.Predicate))
+	})
+	s.Relations = s.Relations[:min(len(s.Relations), starmap.RelationClasses-1)]
+	for k := range s.Relations {
+		s.Relations[k].Class = k + 1
+		s.class[s.Relations[k].Predicate] = k + 1
 	}
 	byTriple := make(map[int64]client.Triple, len(trs))
 	for _, t := range trs {
 		byTriple[t.ID] = t
 		a, okA := s.byEntity[t.Subject]
 		b, okB := s.byEntity[t.Object]
-		if okA && okB {
-			s.Graph.Edges = append(s.Graph.Edges, starmap.Edge{From: a, To: b, Weight: 1})
+		if okA && okB && a != b {
+			s.Graph.Edges = append(s.Graph.Edges, starmap.Edge{From: a, To: b, Weight: 1, Class: s.class[t.Predicate], Label: t.Predicate})
 		}
 	}
+	s.Events = events
 	for j, e := range events {
-		i := len(ents) + j
+		i := len(s.Entities) + j
 		s.byEvent[e.ID] = i
 		// Events get negative ids in the layout so they never collide with entities'.
 		s.Graph.Nodes = append(s.Graph.Nodes, starmap.Node{ID: -e.ID, Label: snippet(e.Content, eventLabelRunes), Kind: eventKind})
@@ -284,15 +466,78 @@ func buildSky(ents []client.Entity, trs []client.Triple, events []client.GraphEv
 		}
 	}
 	var previous map[int64]starmap.Point
-	if prev != nil && len(prev.Layout.Pos) == len(prev.Graph.Nodes) && len(prev.Graph.Nodes) > 0 {
+	if prev != nil && len(prev.worlds.Pos) == len(prev.Graph.Nodes) && len(prev.Graph.Nodes) > 0 {
 		previous = make(map[int64]starmap.Point, len(prev.Graph.Nodes))
 		for i, n := range prev.Graph.Nodes {
-			previous[n.ID] = prev.Layout.Pos[i]
+			previous[n.ID] = prev.worlds.Pos[i]
 		}
 	}
-	s.Layout = starmap.Compute(s.Graph, starmap.LayoutOptions{Seed: skyLayoutSeed, Previous: previous})
+	s.worlds = starmap.Worlds(s.Graph, starmap.WorldOptions{Centre: s.Owner, Previous: previous})
+	s.Layout = s.worlds
 	s.Index = starmap.NewIndex(s.Layout)
 	return s
+}
+
+// layOutTimeline lays the sky out along time (starmap.Timeline): an entity at the earliest
+// valid-from of its facts, an event at its time, in one lane per kind group; it marks the
+// entities whose facts have all ended (superseded or past their valid-to) to be faded.
+func (s *Sky) layOutTimeline() {
+	at := make([]time.Time, len(s.Graph.Nodes))
+	lanes := make([]int, len(s.Graph.Nodes))
+	live := map[int]bool{}
+	s.ended = map[int]bool{}
+	for _, t := range s.Triples {
+		from := t.ValidFrom
+		if from.IsZero() {
+			from = t.Created
+		}
+		current := t.SupersededBy == 0 && (t.ValidTo.IsZero() || t.ValidTo.After(time.Now()))
+		for _, id := range []int64{t.Subject, t.Object} {
+			i, ok := s.byEntity[id]
+			if !ok {
+				continue
+			}
+			if !from.IsZero() && (at[i].IsZero() || from.Before(at[i])) {
+				at[i] = from
+			}
+			if current {
+				live[i] = true
+			} else if !live[i] {
+				s.ended[i] = true
+			}
+		}
+	}
+	for i := range live {
+		delete(s.ended, i)
+	}
+	for i, n := range s.Graph.Nodes {
+		lanes[i] = slices.Index(Groups, kindGroup(n.Kind))
+		if e, ok := s.Entity(i); ok && at[i].IsZero() {
+			at[i] = e.Created
+		} else if ev, ok := s.Event(i); ok {
+			at[i] = ev.Time
+		}
+	}
+	s.Timeline = true
+	s.From, s.To = time.Time{}, time.Time{}
+	for _, t := range at {
+		if !t.IsZero() && (s.From.IsZero() || t.Before(s.From)) {
+			s.From = t
+		}
+		if t.After(s.To) {
+			s.To = t
+		}
+	}
+	s.Layout = starmap.Timeline(s.Graph, at, lanes)
+	s.Index = starmap.NewIndex(s.Layout)
+}
+
+// layOutWorlds goes back to the worlds layout.
+func (s *Sky) layOutWorlds() {
+	s.Timeline = false
+	s.ended = nil
+	s.Layout = s.worlds
+	s.Index = starmap.NewIndex(s.Layout)
 }
 
 // snippet is the first n runes of s on one line.
@@ -376,6 +621,19 @@ func (vm *StarMapVM) Refilter(ctx context.Context) error {
 	old := vm.sky
 	s := *old // a new snapshot: the view may be drawing the old one
 	vm.mu.Unlock()
+	switch on, _ := vm.Timeline.Get(); {
+	case on && !s.Timeline:
+		s.layOutTimeline()
+		vm.publish(&s)
+		vm.report(Tf("Timeline from %s (left) to %s (right); rows: people, places, things, events, time.",
+			s.From.Local().Format("2006-01-02"), s.To.Local().Format("2006-01-02")), false)
+		return nil
+	case !on && s.Timeline:
+		s.layOutWorlds()
+		vm.publish(&s)
+		vm.report(Tf("%d stars, %d links.", len(s.Graph.Nodes), len(s.Graph.Edges)), false)
+		return nil
+	}
 	vm.publish(&s)
 	return nil
 }
@@ -391,6 +649,12 @@ func (vm *StarMapVM) apply(s *Sky) {
 		since = vm.now().Add(-d)
 	}
 	s.Highlight, s.Dim, s.Matches = map[int]bool{}, map[int]bool{}, nil
+	hidden := map[string]bool{}
+	for g, b := range vm.Show {
+		if on, _ := b.Get(); !on {
+			hidden[g] = true
+		}
+	}
 	for i := range s.Graph.Nodes {
 		var nodeScope string
 		var at time.Time
@@ -403,7 +667,8 @@ func (vm *StarMapVM) apply(s *Sky) {
 		} else if ev, ok := s.Event(i); ok {
 			nodeScope, at, inScene = ev.Scope, ev.Time, vm.litEvt[ev.ID]
 		}
-		if (scope != "" && nodeScope != scope) || (!since.IsZero() && at.Before(since)) || (key != "" && !inScene) {
+		if (scope != "" && nodeScope != scope) || (!since.IsZero() && at.Before(since)) || (key != "" && !inScene) ||
+			hidden[kindGroup(s.Graph.Nodes[i].Kind)] || s.ended[i] {
 			s.Dim[i] = true
 		}
 	}

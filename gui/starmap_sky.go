@@ -61,6 +61,9 @@ type skyWidget struct {
 	pxScale float32      // pixels per Fyne unit
 	moving  bool         // dragging or zooming: draw aliased
 	hover   int
+	edge    int           // the hovered edge, -1 for none
+	pointer starmap.Point // the pointer, in raster pixels
+	inside  bool          // the pointer is over the sky
 	rest    *time.Timer
 	anim    *fyne.Animation
 	frames  int
@@ -74,7 +77,7 @@ type skyWidget struct {
 }
 
 func newSkyWidget(vm *StarMapVM) *skyWidget {
-	w := &skyWidget{vm: vm, hover: -1, pxScale: 1}
+	w := &skyWidget{vm: vm, hover: -1, edge: -1, pxScale: 1}
 	font, err := skyFont()
 	if err != nil {
 		vm.report(Tf("Star labels are off: %v", err), true)
@@ -120,7 +123,7 @@ func (w *skyWidget) generate(pw, ph int) image.Image {
 	sel, _ := w.vm.Selected.Get()
 	t0 := time.Now()
 	w.ren.Render(w.img, s.Graph, s.Layout, w.view, starmap.State{AntiAlias: !w.moving, Selected: sel.Node, Hover: w.hover,
-		Highlight: s.Highlight, Dim: s.Dim})
+		Highlight: s.Highlight, Dim: s.Dim, Pointer: w.pointer, PointerIn: w.inside && !w.moving, HoverEdge: w.edge + 1})
 	w.drawn += time.Since(t0)
 	w.frames++
 	return w.img
@@ -128,7 +131,7 @@ func (w *skyWidget) generate(pw, ph int) image.Image {
 
 // ensureView fits the view to a new layout (first load) and follows size changes; mu is held.
 func (w *skyWidget) ensureView(s *Sky, pw, ph int) {
-	if w.fitted != nil && w.fitted.Layout.Radius > 0 && w.view.Zoom > 0 {
+	if w.fitted != nil && w.fitted.Layout.Radius > 0 && w.view.Zoom > 0 && w.fitted.Timeline == s.Timeline {
 		// A reload lays out incrementally: keep the user's view; a resize keeps centre and zoom.
 		if w.fitted != s {
 			w.fitted = s
@@ -269,28 +272,73 @@ func (w *skyWidget) Tapped(e *fyne.PointEvent) {
 // MouseIn implements desktop.Hoverable.
 func (w *skyWidget) MouseIn(e *desktop.MouseEvent) { w.MouseMoved(e) }
 
-// MouseMoved implements desktop.Hoverable: hovering a star outlines it and shows its tooltip.
+// MouseMoved implements desktop.Hoverable: hovering a star outlines it and shows its tooltip;
+// hovering a line (away from stars) brightens it and names its relation; the stars near the
+// pointer are labelled.
 func (w *skyWidget) MouseMoved(e *desktop.MouseEvent) {
 	i := w.hit(e.Position)
-	w.mu.Lock()
-	changed := i != w.hover
-	w.hover = i
-	w.mu.Unlock()
+	edge := -1
 	if i < 0 {
+		edge = w.hitEdge(e.Position)
+	}
+	px, py := w.toPx(e.Position)
+	w.mu.Lock()
+	changed := i != w.hover || edge != w.edge || !w.inside ||
+		math.Hypot(px-w.pointer.X, py-w.pointer.Y) > pointerStep*float64(w.pxScale)
+	w.hover, w.edge, w.inside = i, edge, true
+	if changed {
+		w.pointer = starmap.Point{X: px, Y: py}
+	}
+	w.mu.Unlock()
+	switch {
+	case i >= 0:
+		w.showTip(tooltipText(w.vm.Sky(), i), e.Position)
+	case edge >= 0:
+		w.showTip(edgeText(w.vm.Sky(), edge), e.Position)
+	default:
 		w.hideTip()
-	} else {
-		w.showTip(i, e.Position)
 	}
 	if changed {
 		w.refresh()
 	}
 }
 
+// pointerStep is how far, in Fyne units, the pointer moves before the labels near it are
+// placed again.
+const pointerStep = 12
+
+// hitEdge returns the edge under a position in Fyne units, or -1.
+func (w *skyWidget) hitEdge(p fyne.Position) int {
+	px, py := w.toPx(p)
+	s := w.vm.Sky()
+	w.mu.Lock()
+	v := w.view
+	slop := 3 * float64(w.pxScale)
+	w.mu.Unlock()
+	if v.Zoom <= 0 {
+		return -1
+	}
+	return starmap.HitEdge(s.Graph, s.Layout, v, px, py, slop)
+}
+
+// edgeText names the relation of edge k: "Alice — lives in — Porto".
+func edgeText(s *Sky, k int) string {
+	if k < 0 || k >= len(s.Graph.Edges) {
+		return ""
+	}
+	e := s.Graph.Edges[k]
+	rel := e.Label
+	if rel == "" {
+		rel = T("mentioned in")
+	}
+	return s.Graph.Nodes[e.From].Label + " — " + rel + " — " + s.Graph.Nodes[e.To].Label
+}
+
 // MouseOut implements desktop.Hoverable.
 func (w *skyWidget) MouseOut() {
 	w.mu.Lock()
-	changed := w.hover != -1
-	w.hover = -1
+	changed := w.hover != -1 || w.edge != -1 || w.inside
+	w.hover, w.edge, w.inside = -1, -1, false
 	w.mu.Unlock()
 	w.hideTip()
 	if changed {
@@ -313,9 +361,8 @@ func tooltipText(s *Sky, i int) string {
 	return ""
 }
 
-// showTip shows node i's tooltip next to the pointer, kept inside the widget.
-func (w *skyWidget) showTip(i int, at fyne.Position) {
-	text := tooltipText(w.vm.Sky(), i)
+// showTip shows a tooltip next to the pointer, kept inside the widget.
+func (w *skyWidget) showTip(text string, at fyne.Position) {
 	if text == "" {
 		w.hideTip()
 		return

@@ -389,8 +389,17 @@ func TestStarMapView(t *testing.T) {
 	if v.sky.Frames() == 0 || lit(v.sky.img) < 50 {
 		t.Fatalf("the sky was not drawn: %d frames, %d lit pixels", v.sky.Frames(), lit(v.sky.img))
 	}
-	if !uiHasText(w, "Every star is something your agent remembers") {
+	if !uiHasText(w, "You are at the centre") {
 		t.Errorf("no help in the side panel: %q", uiTexts(w))
+	}
+	// The legend lists the kinds present and the relations drawn in colour.
+	for _, want := range []string{"person (3)", "place (1)", "memory (4)", "knows (1)", "lives in (1)", "other relations, and memories"} {
+		if !uiHasText(w, want) {
+			t.Errorf("the legend lacks %q: %q", want, uiTexts(w))
+		}
+	}
+	if uiHasText(w, "animal") {
+		t.Errorf("the legend lists a kind the sky does not hold: %q", uiTexts(w))
 	}
 
 	// Hover shows the tooltip; tapping selects; the side panel shows facts and provenance.
@@ -419,6 +428,32 @@ func TestStarMapView(t *testing.T) {
 	if v.sky.tip.Visible() {
 		t.Error("the tooltip stays after the pointer left the star")
 	}
+
+	// Pointing at a line, away from its stars, names its relation, and the line is drawn bright.
+	s := vm.Sky()
+	porto := node(t, s, "Porto")
+	k := slices.IndexFunc(s.Graph.Edges, func(e starmap.Edge) bool { return e.From == alice && e.To == porto })
+	if k < 0 {
+		t.Fatal("no Alice–Porto line")
+	}
+	a, b := starPos(v, alice), starPos(v, porto)
+	w.Canvas().Capture()
+	dark := lit(v.sky.img) // the sky alone, without the tooltip
+	// A point of the line no star covers.
+	for _, f := range []float32{0.5, 0.4, 0.6, 0.3, 0.7} {
+		test.MoveMouse(w.Canvas(), fyne.NewPos(a.X+(b.X-a.X)*f, a.Y+(b.Y-a.Y)*f))
+		if v.sky.tip.Visible() && v.sky.tipTxt.Text == "Alice — lives in — Porto" {
+			break
+		}
+	}
+	if !v.sky.tip.Visible() || v.sky.tipTxt.Text != "Alice — lives in — Porto" {
+		t.Errorf("pointing at the line: tooltip %q (visible %v)", v.sky.tipTxt.Text, v.sky.tip.Visible())
+	}
+	w.Canvas().Capture()
+	if bright := lit(v.sky.img); bright <= dark {
+		t.Errorf("the hovered line is not drawn brighter: %d lit pixels, %d before", bright, dark)
+	}
+	test.MoveMouse(w.Canvas(), fyne.NewPos(2, 2))
 
 	// Drag pans, the wheel zooms about the pointer, Fit shows everything again.
 	before := v.sky.View()
@@ -480,4 +515,149 @@ func uiIconButton(t *testing.T, w fyne.Window, name string) *widget.Button {
 		t.Fatalf("%d icon buttons named %q", len(found), name)
 	}
 	return found[0]
+}
+
+// TestStarMapOwnerAndWorlds: the owner's names are one star at the centre, labelled with the
+// profile name; people are hubs with their worlds; relations get colours; the kind filter dims
+// what it leaves out.
+func TestStarMapOwnerAndWorlds(t *testing.T) {
+	f, c := uiKernel(t)
+	// The owner names themselves in their own words; a partner saying it does not count.
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	f.AddMemory(
+		client.MemoryHit{ID: 201, Session: "s1", Time: at, Role: "user", Scope: "private", Layer: 2, Content: "Hi! My name is Sasha, by the way."},
+		client.MemoryHit{ID: 202, Session: "s2", Time: at, Role: "user", Partner: "bob", Scope: "private", Layer: 2, Content: "my name is Bob"},
+	)
+	f.AddFact(client.TripleInput{Subject: "Sasha", SubjectKind: "person", Predicate: "mentioned", Object: "Porto", ObjectKind: "place"}, 201)
+	f.AddFact(client.TripleInput{Subject: "Bob", SubjectKind: "person", Predicate: "mentioned", Object: "Berlin", ObjectKind: "place"}, 202)
+	for _, tr := range []client.TripleInput{
+		{Subject: "owner", SubjectKind: "person", Predicate: "name", Object: "Alex", ObjectKind: "person"},
+		{Subject: "me", SubjectKind: "person", Predicate: "likes", Object: "green tea", ObjectKind: "thing"},
+		{Subject: "owner", SubjectKind: "person", Predicate: "lives in", Object: "Porto", ObjectKind: "place"},
+		{Subject: "Sasha", SubjectKind: "person", Predicate: "knows", Object: "Alice", ObjectKind: "person"},
+		{Subject: "Alice", SubjectKind: "person", Predicate: "lives in", Object: "Lisbon", ObjectKind: "place"},
+		{Subject: "Alice", SubjectKind: "person", Predicate: "has pet", Object: "Rex", ObjectKind: "animal"},
+		{Subject: "Alice", SubjectKind: "person", Predicate: "visited", Object: "2024 trip", ObjectKind: "event"},
+		{Subject: "Bob", SubjectKind: "person", Predicate: "works at", Object: "Acme", ObjectKind: "org"},
+		{Subject: "Bob", SubjectKind: "person", Predicate: "lives in", Object: "Berlin", ObjectKind: "place"},
+	} {
+		f.AddFact(tr)
+	}
+	vm := loadSky(t, c)
+	s := vm.Sky()
+	if s.Owner < 0 {
+		t.Fatal("no owner star")
+	}
+	for _, name := range []string{"owner", "me", "Sasha", "Alex"} {
+		var id int64
+		for _, e := range s.Entities {
+			if e.Name == name {
+				id = e.ID
+			}
+		}
+		found := false
+		for eid, i := range s.byEntity {
+			if i == s.Owner && (eid == id || id == 0) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q is not the owner's star", name)
+		}
+	}
+	stars := map[string]int{}
+	for _, n := range s.Graph.Nodes {
+		stars[n.Label]++
+	}
+	if stars["owner"]+stars["me"]+stars["Sasha"] != 0 || stars["Alex"] != 1 || stars["Bob"] != 1 {
+		t.Errorf("the owner's names are drawn as %d×owner, %d×me, %d×Sasha, %d×Alex (Bob %d); want one Alex, one Bob", stars["owner"],
+			stars["me"], stars["Sasha"], stars["Alex"], stars["Bob"])
+	}
+	if p := s.Layout.Pos[s.Owner]; p != (starmap.Point{}) || !s.Graph.Nodes[s.Owner].Hub {
+		t.Errorf("the owner is at %v (hub %v), not a hub at the centre", p, s.Graph.Nodes[s.Owner].Hub)
+	}
+	// Alice's things are nearer Alice than Bob, and Bob's nearer Bob.
+	dist := func(a, b string) float64 {
+		p, q := s.Layout.Pos[node(t, s, a)], s.Layout.Pos[node(t, s, b)]
+		return math.Hypot(p.X-q.X, p.Y-q.Y)
+	}
+	for _, tc := range []struct{ item, own, other string }{
+		{"Lisbon", "Alice", "Bob"}, {"Rex", "Alice", "Bob"}, {"Acme", "Bob", "Alice"}, {"Berlin", "Bob", "Alice"},
+		{"green tea", "Alex", "Bob"},
+	} {
+		if dist(tc.item, tc.own) >= dist(tc.item, tc.other) {
+			t.Errorf("%s is nearer %s (%.2f) than %s (%.2f)", tc.item, tc.other, dist(tc.item, tc.other), tc.own, dist(tc.item, tc.own))
+		}
+	}
+	// "lives in" is the most frequent predicate: the first colour, on its edges.
+	if len(s.Relations) == 0 || s.Relations[0].Predicate != "lives in" || s.Relations[0].Class != 1 || s.Relations[0].Count != 3 {
+		t.Errorf("relations %+v", s.Relations)
+	}
+	for _, e := range s.Graph.Edges {
+		if e.Label == "lives in" && e.Class != 1 {
+			t.Errorf("a lives-in edge has class %d", e.Class)
+		}
+	}
+	// The kind filter.
+	ctx := context.Background()
+	for _, tc := range []struct {
+		hide string
+		want []string
+	}{
+		{GroupPeople, []string{"2024 trip", "Acme", "Berlin", "Hi! My name is Sasha, by the wa…", "Lisbon", "Porto", "Rex", "green tea", "my name is Bob"}},
+		{GroupPlaces, []string{"2024 trip", "Acme", "Alex", "Alice", "Bob", "Hi! My name is Sasha, by the wa…", "Rex", "green tea", "my name is Bob"}},
+		{GroupThings, []string{"2024 trip", "Alex", "Alice", "Berlin", "Bob", "Hi! My name is Sasha, by the wa…", "Lisbon", "Porto", "my name is Bob"}},
+		{GroupEvents, []string{"Acme", "Alex", "Alice", "Berlin", "Bob", "Lisbon", "Porto", "Rex", "green tea"}},
+	} {
+		_ = vm.Show[tc.hide].Set(false)
+		if err := vm.Refilter(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := undimmed(vm.Sky()); !slices.Equal(got, tc.want) {
+			t.Errorf("without %s: %q, want %q", tc.hide, got, tc.want)
+		}
+		_ = vm.Show[tc.hide].Set(true)
+	}
+}
+
+// TestStarMapTimeline: the timeline lays facts out by valid-from, fades the stars whose facts
+// have all been superseded, and switching back restores the worlds.
+func TestStarMapTimeline(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC).AddDate(0, 0, d) } // noon: the same date in any zone
+	ents := []client.Entity{{ID: 1, Name: "Alice", Kind: "person"}, {ID: 2, Name: "Porto", Kind: "place"},
+		{ID: 3, Name: "Lisbon", Kind: "place"}, {ID: 4, Name: "Acme", Kind: "org"}}
+	trs := []client.Triple{
+		{ID: 10, Subject: 1, Object: 2, Predicate: "lives in", ValidFrom: day(0), ValidTo: day(40), SupersededBy: 11},
+		{ID: 11, Subject: 1, Object: 3, Predicate: "lives in", ValidFrom: day(40)},
+		{ID: 12, Subject: 1, Object: 4, Predicate: "works at", ValidFrom: day(90)},
+	}
+	s := buildSky(ents, trs, nil, nil)
+	worlds := slices.Clone(s.Layout.Pos)
+	vm := NewStarMapVM(nil, nil)
+	vm.publish(s)
+	_ = vm.Timeline.Set(true)
+	if err := vm.Refilter(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tl := vm.Sky()
+	x := func(name string) float64 { return tl.Layout.Pos[node(t, tl, name)].X }
+	if !tl.Timeline || !(x("Porto") < x("Lisbon") && x("Lisbon") < x("Acme")) {
+		t.Errorf("timeline %v: Porto %.1f, Lisbon %.1f, Acme %.1f: want in valid-from order", tl.Timeline, x("Porto"), x("Lisbon"), x("Acme"))
+	}
+	if got := undimmed(tl); !slices.Equal(got, []string{"Acme", "Alice", "Lisbon"}) {
+		t.Errorf("the timeline shows %q, want Porto (superseded) faded", got)
+	}
+	if st, _ := vm.Status.Get(); st != "Timeline from 2025-03-01 (left) to 2025-05-30 (right); rows: people, places, things, events, time." {
+		t.Errorf("status %q", st)
+	}
+	if tl.Index == nil || len(tl.Layout.Pos) != 4 {
+		t.Fatalf("timeline layout %+v", tl.Layout)
+	}
+	_ = vm.Timeline.Set(false)
+	if err := vm.Refilter(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if back := vm.Sky(); back.Timeline || !slices.Equal(back.Layout.Pos, worlds) || len(undimmed(back)) != 4 {
+		t.Errorf("back from the timeline: timeline %v, same worlds %v, %d undimmed", back.Timeline, slices.Equal(back.Layout.Pos, worlds), len(undimmed(back)))
+	}
 }

@@ -155,8 +155,35 @@ func newStarMapView(vm *StarMapVM, w fyne.Window) *starMapView {
 	toolbar := container.NewBorder(nil, nil, nil,
 		container.NewHBox(scopeSel, sceneSel, periodSel, zoomOut, zoomIn, fit, refresh),
 		container.NewBorder(nil, nil, nil, searchBtn, search))
+	// The kind filter: one switch per group.
+	filters := container.NewHBox(widget.NewLabel(T("Show:")))
+	for _, g := range Groups {
+		b := vm.Show[g]
+		on, _ := b.Get()
+		check := widget.NewCheck(groupText(g), nil)
+		check.SetChecked(on) // before OnChanged: building the view filters nothing
+		check.OnChanged = func(on bool) {
+			_ = b.Set(on)
+			v.refilter()
+		}
+		filters.Add(check)
+	}
+	timeline := widget.NewCheck(T("Timeline"), func(on bool) {
+		_ = vm.Timeline.Set(on)
+		v.refilter()
+	})
+	filters.Add(widget.NewSeparator())
+	filters.Add(timeline)
+	toolbar = container.NewVBox(toolbar, filters)
 
-	vm.Version.AddListener(binding.NewDataListener(func() { fyne.Do(v.sky.refresh) }))
+	vm.Version.AddListener(binding.NewDataListener(func() {
+		fyne.Do(func() {
+			v.sky.refresh()
+			if sel, _ := vm.Selected.Get(); sel.Node < 0 {
+				v.showSelection() // the legend follows the sky
+			}
+		})
+	}))
 	vm.Selected.AddListener(binding.NewDataListener(func() {
 		fyne.Do(func() {
 			v.showSelection()
@@ -199,9 +226,9 @@ func (v *starMapView) showSelection() {
 	case sel.Event != nil:
 		objs = v.eventPanel(sel.Event)
 	default:
-		help := widget.NewLabel(T("Every star is something your agent remembers: people, places, things and ideas, sized by how often they come up and coloured by kind. Lines are facts between them; the small pale stars are recent conversations.\n\nDrag to move, scroll to zoom, click a star to see what memory holds about it."))
+		help := widget.NewLabel(T("You are at the centre; every person you talk about is a ringed star with their world around them: the places, things and events memory links to them. Stars are sized by how often they come up and coloured by kind; lines are facts, coloured by relation.\n\nDrag to move, scroll to zoom, point at a line to read it, click a star to see what memory holds about it."))
 		help.Wrapping = fyne.TextWrapWord
-		objs = []fyne.CanvasObject{heading(T("Star map")), help, legend()}
+		objs = append([]fyne.CanvasObject{heading(T("Star map")), help}, legend(v.vm.Sky())...)
 	}
 	v.panel.Objects = objs
 	v.panel.Refresh()
@@ -214,15 +241,64 @@ func heading(text string) *widget.Label {
 	return l
 }
 
-// legend shows the colours of the kinds.
-func legend() fyne.CanvasObject {
-	box := container.NewVBox()
-	for _, k := range []string{"person", "place", "org", "thing", "concept", "time", "event", "animal", "note", eventKind} {
-		dot := canvas.NewCircle(starmap.KindColor(k))
-		dot.Resize(fyne.NewSize(10, 10))
-		box.Add(container.NewHBox(container.NewGridWrap(fyne.NewSize(12, 12), dot), widget.NewLabel(kindText(k))))
+// groupText is a group of the kind filter in the current language.
+func groupText(g string) string {
+	switch g {
+	case GroupPeople:
+		return T("People")
+	case GroupPlaces:
+		return T("Places")
+	case GroupThings:
+		return T("Things")
+	case GroupEvents:
+		return T("Events")
+	case GroupTime:
+		return T("Time")
 	}
-	return box
+	return g
+}
+
+// legendKinds is the order of the kinds in the legend.
+var legendKinds = []string{"person", "place", "org", "thing", "concept", "time", "event", "animal", "note", eventKind}
+
+// legend explains what the sky draws: the colours of the kinds present (with how many stars),
+// and of the relations drawn in colour (with how many facts).
+func legend(s *Sky) []fyne.CanvasObject {
+	kinds := map[string]int{}
+	for _, n := range s.Graph.Nodes {
+		kinds[n.Kind]++
+	}
+	box := container.NewVBox()
+	row := func(shape fyne.CanvasObject, text string) {
+		box.Add(container.NewHBox(container.NewGridWrap(fyne.NewSize(14, 14), shape), widget.NewLabel(text)))
+	}
+	for _, k := range legendKinds {
+		if kinds[k] == 0 {
+			continue
+		}
+		row(canvas.NewCircle(starmap.KindColor(k)), fmt.Sprintf("%s (%d)", kindText(k), kinds[k]))
+		delete(kinds, k)
+	}
+	if len(kinds) > 0 {
+		other := 0
+		for _, c := range kinds {
+			other += c
+		}
+		row(canvas.NewCircle(starmap.KindColor("")), Tf("other kinds (%d)", other))
+	}
+	if len(s.Relations) == 0 {
+		return []fyne.CanvasObject{box}
+	}
+	rels := container.NewVBox()
+	for _, r := range s.Relations {
+		line := canvas.NewRectangle(starmap.RelationColor(r.Class))
+		line.SetMinSize(fyne.NewSize(18, 3))
+		rels.Add(container.NewHBox(container.NewCenter(line), widget.NewLabel(fmt.Sprintf("%s (%d)", r.Predicate, r.Count))))
+	}
+	line := canvas.NewRectangle(starmap.RelationColor(0))
+	line.SetMinSize(fyne.NewSize(18, 3))
+	rels.Add(container.NewHBox(container.NewCenter(line), widget.NewLabel(T("other relations, and memories"))))
+	return []fyne.CanvasObject{heading(T("Kinds")), box, heading(T("Relations")), rels}
 }
 
 // field is one "Label: value" line of a panel.
@@ -332,12 +408,15 @@ func (v *starMapView) tripleCard(t client.Triple) fyne.CanvasObject {
 	vm := v.vm
 	text := widget.NewLabel(t.SubjectName + " — " + t.Predicate + " — " + t.ObjectName)
 	text.Wrapping = fyne.TextWrapWord
+	// The relation's colour, as its line is drawn in the sky.
+	swatch := canvas.NewRectangle(starmap.RelationColor(vm.Sky().RelationClass(t.Predicate)))
+	swatch.SetMinSize(fyne.NewSize(4, 0))
 	text.TextStyle.Bold = t.SupersededBy == 0 && t.ValidTo.IsZero()
 	meta := validityText(t) + " · " + scopeText(t.Scope)
 	if t.Pinned {
 		meta += " · " + T("pinned")
 	}
-	objs := []fyne.CanvasObject{text, widget.NewLabel(meta)}
+	objs := []fyne.CanvasObject{container.NewBorder(nil, nil, swatch, nil, text), widget.NewLabel(meta)}
 	if len(t.Sources) > 0 {
 		src := container.NewHBox(widget.NewLabel(Tf("From %d events:", len(t.Sources))))
 		for k, id := range t.Sources {

@@ -153,3 +153,26 @@ func TestHitMatchesBruteForce(t *testing.T) {
 		t.Errorf("only %d of the probes hit a star: the comparison is too weak", hits)
 	}
 }
+
+func TestHitEdge(t *testing.T) {
+	g := Graph{Nodes: nodes(4), Edges: []Edge{{From: 0, To: 1, Weight: 1}, {From: 1, To: 2, Weight: 1}, {From: 3, To: 3, Weight: 1}, {From: 0, To: 9, Weight: 1}}}
+	l := Layout{Pos: []Point{{0, 0}, {10, 0}, {10, 10}, {5, 5}}, Radius: 10}
+	v := View{Zoom: 10, Width: 200, Height: 200} // sky (0,0) at pixel (100,100)
+	for _, tc := range []struct {
+		name   string
+		px, py float64
+		want   int
+	}{
+		{"on the first edge", 150, 101, 0},
+		{"on the second edge", 199, 150, 1},
+		{"nearer the second at the corner", 199, 104, 1},
+		{"too far from both", 150, 120, -1},
+		{"beyond the first edge's end", 90, 100, -1},
+		{"the self-loop's node", 150, 150, -1},
+		{"not finite", math.NaN(), 100, -1},
+	} {
+		if got := HitEdge(g, l, v, tc.px, tc.py, 4); got != tc.want {
+			t.Errorf("%s: HitEdge = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

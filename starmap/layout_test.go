@@ -133,10 +133,10 @@ func TestGolden(t *testing.T) {
 		name string
 		g    Graph
 	}{
-		{"triangle", Graph{Nodes: nodes(3), Edges: []Edge{{0, 1, 1}, {1, 2, 1}, {2, 0, 1}}}},
-		{"star", Graph{Nodes: nodes(6), Edges: []Edge{{0, 1, 1}, {0, 2, 1}, {0, 3, 1}, {0, 4, 1}, {0, 5, 1}}}},
-		{"path", Graph{Nodes: nodes(5), Edges: []Edge{{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}}}},
-		{"two_components", Graph{Nodes: nodes(6), Edges: []Edge{{0, 1, 1}, {1, 2, 1}, {2, 0, 1}, {3, 4, 1}, {4, 5, 1}, {5, 3, 1}}}},
+		{"triangle", Graph{Nodes: nodes(3), Edges: []Edge{{From: 0, To: 1, Weight: 1}, {From: 1, To: 2, Weight: 1}, {From: 2, To: 0, Weight: 1}}}},
+		{"star", Graph{Nodes: nodes(6), Edges: []Edge{{From: 0, To: 1, Weight: 1}, {From: 0, To: 2, Weight: 1}, {From: 0, To: 3, Weight: 1}, {From: 0, To: 4, Weight: 1}, {From: 0, To: 5, Weight: 1}}}},
+		{"path", Graph{Nodes: nodes(5), Edges: []Edge{{From: 0, To: 1, Weight: 1}, {From: 1, To: 2, Weight: 1}, {From: 2, To: 3, Weight: 1}, {From: 3, To: 4, Weight: 1}}}},
+		{"two_components", Graph{Nodes: nodes(6), Edges: []Edge{{From: 0, To: 1, Weight: 1}, {From: 1, To: 2, Weight: 1}, {From: 2, To: 0, Weight: 1}, {From: 3, To: 4, Weight: 1}, {From: 4, To: 5, Weight: 1}, {From: 5, To: 3, Weight: 1}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,14 +212,14 @@ func TestBadInputs(t *testing.T) {
 	}{
 		{"empty", Graph{}, LayoutOptions{}, 0},
 		{"one node", Graph{Nodes: nodes(1)}, LayoutOptions{}, 0},
-		{"two nodes", Graph{Nodes: nodes(2), Edges: []Edge{{0, 1, 1}}}, LayoutOptions{}, -1},
+		{"two nodes", Graph{Nodes: nodes(2), Edges: []Edge{{From: 0, To: 1, Weight: 1}}}, LayoutOptions{}, -1},
 		{"two nodes, no edge", Graph{Nodes: nodes(2)}, LayoutOptions{}, -1},
-		{"self-loops and duplicates", Graph{Nodes: nodes(4), Edges: []Edge{{0, 0, 1}, {1, 1, 5}, {0, 1, 1}, {0, 1, 1}, {1, 0, 1}, {2, 3, 1}}}, LayoutOptions{}, -1},
-		{"out-of-range edges", Graph{Nodes: nodes(3), Edges: []Edge{{-1, 0, 1}, {0, 3, 1}, {7, 9, 1}, {0, 1, 1}}}, LayoutOptions{}, -1},
-		{"odd weights", Graph{Nodes: nodes(3), Edges: []Edge{{0, 1, math.NaN()}, {1, 2, math.Inf(1)}, {2, 0, -4}, {0, 2, 1e300}}}, LayoutOptions{}, -1},
+		{"self-loops and duplicates", Graph{Nodes: nodes(4), Edges: []Edge{{From: 0, To: 0, Weight: 1}, {From: 1, To: 1, Weight: 5}, {From: 0, To: 1, Weight: 1}, {From: 0, To: 1, Weight: 1}, {From: 1, To: 0, Weight: 1}, {From: 2, To: 3, Weight: 1}}}, LayoutOptions{}, -1},
+		{"out-of-range edges", Graph{Nodes: nodes(3), Edges: []Edge{{From: -1, To: 0, Weight: 1}, {From: 0, To: 3, Weight: 1}, {From: 7, To: 9, Weight: 1}, {From: 0, To: 1, Weight: 1}}}, LayoutOptions{}, -1},
+		{"odd weights", Graph{Nodes: nodes(3), Edges: []Edge{{From: 0, To: 1, Weight: math.NaN()}, {From: 1, To: 2, Weight: math.Inf(1)}, {From: 2, To: 0, Weight: -4}, {From: 0, To: 2, Weight: 1e300}}}, LayoutOptions{}, -1},
 		{"disconnected", Graph{Nodes: nodes(40)}, LayoutOptions{Workers: 3}, -1},
 		{"identical starts", Graph{Nodes: nodes(50)}, LayoutOptions{Previous: same}, -1},
-		{"bad previous", Graph{Nodes: nodes(3), Edges: []Edge{{0, 1, 1}}}, LayoutOptions{Previous: map[int64]Point{100: {math.NaN(), 0}, 101: {math.Inf(-1), 1}, 102: {1e300, 1}}}, -1},
+		{"bad previous", Graph{Nodes: nodes(3), Edges: []Edge{{From: 0, To: 1, Weight: 1}}}, LayoutOptions{Previous: map[int64]Point{100: {math.NaN(), 0}, 101: {math.Inf(-1), 1}, 102: {1e300, 1}}}, -1},
 		{"bad options", Graph{Nodes: nodes(5)}, LayoutOptions{MaxIterations: -3, Theta: math.NaN(), Workers: -1}, -1},
 		{"one iteration", Graph{Nodes: nodes(30)}, LayoutOptions{MaxIterations: 1}, 1},
 	}

@@ -1,10 +1,12 @@
 package starmap
 
 import (
+	"cmp"
 	"image"
 	"image/color"
 	"image/draw"
 	"math"
+	"slices"
 	"time"
 
 	"golang.org/x/image/font"
@@ -19,14 +21,18 @@ const (
 	// its drawn radius (1.8× the radius, capped at MaxLabelPx), so labels appear as the zoom makes
 	// them readable; below MinLabelPx they are skipped (highlighted stars are labelled at
 	// MinLabelPx at any zoom).
-	MinLabelPx = 10
+	MinLabelPx = 11
+	// HubLabelPx is the smallest label text size of a hub (a person), in pixels.
+	HubLabelPx = 13
+	// PointerRadius is how near the pointer, in pixels, a star is labelled whatever its size.
+	PointerRadius = 90
 	// MaxLabelPx caps the label text size, in pixels.
 	MaxLabelPx = 16
 	// GlowWindow is how long a recalled star glows: the halo fades linearly from full at the
 	// moment of recall to nothing GlowWindow later.
 	GlowWindow = 24 * time.Hour
 	// labelCell is the side, in pixels, of the label occupancy grid's cells.
-	labelCell = 8
+	labelCell = 4
 )
 
 // The palette, by Node.Kind. Kinds not listed are drawn in neutral white-blue (210,220,255).
@@ -46,6 +52,31 @@ var palette = map[string]color.RGBA{
 	"event":   {255, 120, 160, 255},
 	"animal":  {170, 230, 100, 255},
 	"note":    {200, 190, 230, 255},
+}
+
+// RelationClasses is the number of edge classes: 0 the default, then the relation palette.
+const RelationClasses = 8
+
+// relationPalette colours edges by Edge.Class; class 0 (and unknown classes) is the faint
+// default blue.
+var relationPalette = [RelationClasses]color.RGBA{
+	{150, 175, 230, 255}, // default
+	{255, 196, 110, 255}, // amber
+	{100, 225, 160, 255}, // green
+	{190, 150, 255, 255}, // violet
+	{255, 140, 90, 255},  // orange
+	{255, 110, 170, 255}, // pink
+	{90, 215, 235, 255},  // cyan
+	{235, 235, 130, 255}, // yellow
+}
+
+// RelationColor returns the colour edges of a class are drawn in (class 0 and classes out of
+// range: the default).
+func RelationColor(class int) color.RGBA {
+	if class <= 0 || class >= RelationClasses {
+		return relationPalette[0]
+	}
+	return relationPalette[class]
 }
 
 // neutral is the colour of stars of unknown kinds.
@@ -106,6 +137,22 @@ type State struct {
 	Highlight map[int]bool
 	// Dim marks nodes filtered out: drawn faint, unlabelled, without glow; their edges fainter.
 	Dim map[int]bool
+	// Pointer is where the pointer is, in view pixels, when PointerIn: the stars within
+	// PointerRadius of it are labelled.
+	Pointer   Point
+	PointerIn bool
+	// HoverEdge is 1 + the index of the hovered edge (0: none): drawn bright, and with its
+	// Label at its middle when EdgeTip (a host without tooltips of its own).
+	HoverEdge int
+	EdgeTip   bool
+}
+
+// PlacedLabel is a label the last frame drew: the node it names, its box in view pixels and its
+// text size.
+type PlacedLabel struct {
+	Node int
+	Rect image.Rectangle
+	Size int
 }
 
 // Renderer rasterises graphs. It keeps its buffers between frames, so after the first frame of a
@@ -125,8 +172,21 @@ type Renderer struct {
 	edgeCol    color.NRGBA
 	occ        []bool // label occupancy grid
 	occW, occH int
+	placed     []PlacedLabel
+	named      []bool       // node already labelled this frame
+	widths     []labelWidth // measured labels, by node
+	near       []int32      // stars near the pointer, nearest first
+	nearD      []float64    // their distances, by node
 	faces      map[int]*faceCache
 	glyphs     map[glyphKey]*glyph
+}
+
+// labelWidth caches the measured width of a node's label at a size.
+type labelWidth struct {
+	text  string
+	size  int
+	width float64
+	end   int // the bytes of text kept (see measure)
 }
 
 type faceCache struct {
@@ -222,6 +282,7 @@ func (r *Renderer) Render(dst *image.RGBA, g Graph, l Layout, v View, s State) {
 		r.vis.idx = append(r.vis.idx, int32(i))
 	}
 	r.sortVisible()
+	r.placed = r.placed[:0]
 
 	now := r.now()
 	for _, i := range r.vis.idx {
@@ -241,8 +302,13 @@ func (r *Renderer) Render(dst *image.RGBA, g Graph, l Layout, v View, s State) {
 	}
 	if r.font != nil {
 		r.labels(dst, W, H, g, s)
+		r.edgeTip(dst, W, H, g, n, s)
 	}
 }
+
+// Labels returns the labels the last Render drew, in the order they were placed (valid until
+// the next Render). Their boxes are pairwise disjoint and inside the image.
+func (r *Renderer) Labels() []PlacedLabel { return r.placed }
 
 // project maps node positions to pixels and sizes the stars.
 func (r *Renderer) project(g Graph, l Layout, v View, n int, scale float64) {
@@ -327,9 +393,6 @@ func blendAdd(p []uint8, c color.RGBA, k float64) {
 	p[2] = uint8(math.Min(255, float64(p[2])+float64(c.B)*k))
 }
 
-// edgeColor is the colour of edges (alpha applied separately).
-var edgeColor = color.RGBA{150, 175, 230, 255}
-
 // edgeAlpha is the opacity of edges: fainter when there are many (0.45 up to 200 edges, falling
 // as 1/√count) and brighter when zoomed in (× the view scale), clamped to [0.06, 0.2]: the
 // hundreds of edges of a hub stay a faint web, not a haze.
@@ -338,15 +401,28 @@ func edgeAlpha(count int, scale float64) float64 {
 	return math.Min(0.2, math.Max(0.06, base*scale))
 }
 
-// drawEdges draws the edges: aliased with Bresenham after Liang–Barsky clipping, or anti-aliased
-// as thin quads in one vector.Rasterizer pass (plus one for dimmed edges, if any). Edges that do
-// not cross the image are culled.
+// drawEdges draws the edges in their relation class's colour (Edge.Class), after Liang–Barsky
+// clipping: aliased with Bresenham, or anti-aliased with Xiaolin Wu's lines. Edges that do not
+// cross the image are culled. Classed edges are drawn brighter than default ones, long ones
+// (see long) in the faint default colour, and the hovered edge (State.HoverEdge) brightest, and
+// wider when anti-aliased.
 func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float64, s State) {
 	alpha := edgeAlpha(len(g.Edges), scale)
+	classAlpha := func(c int) float64 {
+		if c <= 0 || c >= RelationClasses {
+			return alpha
+		}
+		return math.Min(0.45, alpha*1.8)
+	}
+	hover := s.HoverEdge - 1
 	if !s.AntiAlias {
-		a8, d8 := int(alpha*256), int(alpha*0.3*256)
+		var a8 [RelationClasses]int
+		for c := range a8 {
+			a8[c] = int(classAlpha(c) * 256)
+		}
+		d8 := int(alpha * 0.3 * 256)
 		xmax, ymax := float64(W)-1e-6, float64(H)-1e-6
-		for _, e := range g.Edges {
+		for k, e := range g.Edges {
 			p, q, ok := r.edgeEnds(e, n)
 			if !ok {
 				continue
@@ -355,60 +431,120 @@ func (r *Renderer) drawEdges(dst *image.RGBA, g Graph, n, W, H int, scale float6
 			if !ok {
 				continue
 			}
-			a := a8
+			c := e.Class
+			if c < 0 || c >= RelationClasses || r.long(p, q, W, H) {
+				c = 0
+			}
+			a := a8[c]
 			if s.Dim[e.From] || s.Dim[e.To] {
 				a = d8
 			}
-			bresenham(dst, int(ax), int(ay), int(bx), int(by), edgeColor, a)
+			if k == hover {
+				a = 240
+			}
+			bresenham(dst, int(ax), int(ay), int(bx), int(by), relationPalette[c], a)
 		}
+		return
+	}
+	// Anti-aliased: Xiaolin Wu's lines, each in its class's colour (long ones in the faint
+	// default), their cost growing with their length only; then the hovered edge, wider, as a
+	// quad in one vector.Rasterizer pass.
+	var aw [RelationClasses]float64
+	for c := range aw {
+		aw[c] = classAlpha(c)
+	}
+	for k, e := range g.Edges {
+		p, q, ok := r.edgeEnds(e, n)
+		if !ok || k == hover {
+			continue
+		}
+		ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, 0, 0, float64(W)-1e-6, float64(H)-1e-6)
+		if !ok {
+			continue
+		}
+		c := e.Class
+		if c < 0 || c >= RelationClasses || r.long(p, q, W, H) {
+			c = 0
+		}
+		a := aw[c]
+		if s.Dim[e.From] || s.Dim[e.To] {
+			c, a = 0, alpha*0.3
+		}
+		wuLine(dst, W, H, ax, ay, bx, by, relationPalette[c], a)
+	}
+	if hover < 0 || hover >= len(g.Edges) {
+		return
+	}
+	p, q, ok := r.edgeEnds(g.Edges[hover], n)
+	if !ok {
+		return
+	}
+	ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, -2, -2, float64(W)+2, float64(H)+2)
+	ln := math.Hypot(bx-ax, by-ay)
+	if !ok || ln < 1e-6 {
 		return
 	}
 	if r.ras == nil {
 		r.ras = vector.NewRasterizer(W, H)
 	}
-	for pass := 0; pass < 2; pass++ {
-		dim := pass == 1
-		if dim && len(s.Dim) == 0 {
-			break
-		}
-		r.ras.Reset(W, H)
-		drawn := 0
-		for _, e := range g.Edges {
-			p, q, ok := r.edgeEnds(e, n)
-			if !ok || (s.Dim[e.From] || s.Dim[e.To]) != dim {
-				continue
-			}
-			ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, -2, -2, float64(W)+2, float64(H)+2)
-			if !ok {
-				continue
-			}
-			dx, dy := bx-ax, by-ay
-			ln := math.Hypot(dx, dy)
-			if ln < 1e-6 {
-				continue
-			}
-			// Half-width 0.55 px; the normal is always on the same side of the direction so
-			// every quad winds the same way and overlaps do not cancel.
-			nx, ny := -dy/ln*0.55, dx/ln*0.55
-			r.ras.MoveTo(float32(ax+nx), float32(ay+ny))
-			r.ras.LineTo(float32(bx+nx), float32(by+ny))
-			r.ras.LineTo(float32(bx-nx), float32(by-ny))
-			r.ras.LineTo(float32(ax-nx), float32(ay-ny))
-			r.ras.ClosePath()
-			drawn++
-		}
-		if drawn == 0 {
-			continue
-		}
-		a := alpha
-		if dim {
-			a *= 0.3
-		}
-		// Through a pointer, so that setting the colour does not allocate.
-		r.edgeCol = color.NRGBA{edgeColor.R, edgeColor.G, edgeColor.B, uint8(a * 255)}
-		r.uni.C = &r.edgeCol
-		r.ras.Draw(dst, dst.Rect, &r.uni, image.Point{})
+	r.ras.Reset(W, H)
+	nx, ny := -(by-ay)/ln*1.2, (bx-ax)/ln*1.2
+	r.ras.MoveTo(float32(ax+nx), float32(ay+ny))
+	r.ras.LineTo(float32(bx+nx), float32(by+ny))
+	r.ras.LineTo(float32(bx-nx), float32(by-ny))
+	r.ras.LineTo(float32(ax-nx), float32(ay-ny))
+	r.ras.ClosePath()
+	col := RelationColor(g.Edges[hover].Class)
+	// Through a pointer, so that setting the colour does not allocate.
+	r.edgeCol = color.NRGBA{col.R, col.G, col.B, 242}
+	r.uni.C = &r.edgeCol
+	r.ras.Draw(dst, dst.Rect, &r.uni, image.Point{})
+}
+
+// wuLine blends an anti-aliased one-pixel line from (x0,y0) to (x1,y1), both inside the W×H
+// image, in colour c at opacity a (0..1): Xiaolin Wu's algorithm, two pixels per step shared by
+// the line's distance to them.
+func wuLine(dst *image.RGBA, W, H int, x0, y0, x1, y1 float64, c color.RGBA, a float64) {
+	steep := math.Abs(y1-y0) > math.Abs(x1-x0)
+	if steep {
+		x0, y0, x1, y1 = y0, x0, y1, x1
 	}
+	if x0 > x1 {
+		x0, y0, x1, y1 = x1, y1, x0, y0
+	}
+	dx, dy := x1-x0, y1-y0
+	grad := 1.0
+	if dx > 1e-9 {
+		grad = dy / dx
+	}
+	a256 := a * 256
+	plot := func(x, y int, cov float64) {
+		if steep {
+			x, y = y, x
+		}
+		if x < 0 || y < 0 || x >= W || y >= H {
+			return
+		}
+		i := y*dst.Stride + x*4
+		blendOver(dst.Pix[i:i+4:i+4], c, int(cov*a256))
+	}
+	xs, xe := int(math.Floor(x0)), int(math.Floor(x1))
+	y := y0 + grad*(float64(xs)+0.5-x0) - 0.5
+	for x := xs; x <= xe; x++ {
+		yf := math.Floor(y)
+		f := y - yf
+		plot(x, int(yf), 1-f)
+		plot(x, int(yf)+1, f)
+		y += grad
+	}
+}
+
+// long reports whether the edge p–q is long on screen (over a quarter of the image's smaller
+// side): such edges, mostly between worlds, are drawn in the faint default colour so they do
+// not haze the sky; their relation shows when hovered.
+func (r *Renderer) long(p, q Point, W, H int) bool {
+	d := 0.25 * float64(min(W, H))
+	return (p.X-q.X)*(p.X-q.X)+(p.Y-q.Y)*(p.Y-q.Y) > d*d
 }
 
 // edgeEnds returns the pixel positions of an edge's ends, false if it cannot be drawn.
@@ -541,6 +677,9 @@ func (r *Renderer) star(dst *image.RGBA, W, H int, g Graph, i int, s State) {
 			blendOver(row[x*4:x*4+4:x*4+4], core, a)
 		}
 	}
+	if nd.Hub {
+		r.ring(dst, W, H, p, rad+2.5, 1, c, 0.55*alpha, aa)
+	}
 	if nd.Pinned {
 		r.ring(dst, W, H, p, rad+2, 1, pinColor, 0.9*alpha, aa)
 	}
@@ -621,46 +760,124 @@ func labelSize(rad float64, highlighted bool) int {
 // brightLabels is how many of the biggest stars on screen are labelled whatever their size.
 const brightLabels = 24
 
-// labels draws the labels, highlighted stars first, then biggest first (the brightLabels biggest
-// at least at MinLabelPx), each right of its star when its box lies inside the image and overlaps
-// no label already drawn.
+// labels places and draws the labels, most wanted first, each where it overlaps no label already
+// drawn and lies wholly inside the image (right of its star, else left, above or below): the
+// selected and hovered stars, the highlighted ones, the hubs (at least HubLabelPx, biggest
+// first), the stars near the pointer (nearest first), the brightLabels biggest stars on screen,
+// then every star big enough to read (see labelSize). Dimmed stars are not labelled.
 func (r *Renderer) labels(dst *image.RGBA, W, H int, g Graph, s State) {
 	r.occW, r.occH = (W+labelCell-1)/labelCell, (H+labelCell-1)/labelCell
 	r.occ = grow(r.occ, r.occW*r.occH)
 	clear(r.occ)
-	for pass := 0; pass < 2; pass++ {
-		if pass == 0 && len(s.Highlight) == 0 {
-			continue
+	r.named = grow(r.named, len(g.Nodes))
+	clear(r.named)
+	if len(r.widths) < len(g.Nodes) {
+		r.widths = append(r.widths, make([]labelWidth, len(g.Nodes)-len(r.widths))...)
+	}
+	try := func(i int, sz int) {
+		if i < 0 || i >= len(r.named) || r.named[i] || !r.ok[i] {
+			return
 		}
-		for rank, i := range r.vis.idx {
-			nd := &g.Nodes[i]
-			hl := s.Highlight[int(i)]
-			if nd.Label == "" || s.Dim[int(i)] || hl != (pass == 0) {
-				continue
+		nd := &g.Nodes[i]
+		if nd.Label == "" || (s.Dim[i] && i != s.Selected) {
+			return
+		}
+		c := KindColor(nd.Kind)
+		c = color.RGBA{uint8(128 + int(c.R)/2), uint8(128 + int(c.G)/2), uint8(128 + int(c.B)/2), 255}
+		if nd.Hub {
+			c = color.RGBA{uint8(200 + int(c.R)/5), uint8(200 + int(c.G)/5), uint8(200 + int(c.B)/5), 255}
+		}
+		// The width is measured once per label and size (the same sky is drawn frame after frame).
+		lw := &r.widths[i]
+		if lw.size != sz || lw.text != nd.Label {
+			fc := r.face(sz)
+			if fc.face == nil {
+				return
 			}
-			// The brightest stars on screen are named at any zoom, so a whole sky reads.
-			sz := labelSize(r.rad[i], hl || rank < brightLabels)
-			if sz == 0 {
-				continue
-			}
-			c := KindColor(nd.Kind)
-			c = color.RGBA{uint8(128 + int(c.R)/2), uint8(128 + int(c.G)/2), uint8(128 + int(c.B)/2), 255}
-			p := r.pos[i]
-			r.label(dst, W, H, nd.Label, p.X+r.rad[i]+3, p.Y, sz, c)
+			w, end := r.measure(fc, sz, nd.Label)
+			*lw = labelWidth{text: nd.Label, size: sz, width: w, end: end}
+		}
+		if r.placeLabel(dst, W, H, nd.Label[:lw.end], lw.width, r.pos[i], r.rad[i], sz, c, i) {
+			r.named[i] = true
 		}
 	}
+	for _, i := range []int{s.Selected, s.Hover} {
+		if i >= 0 && i < len(r.rad) {
+			try(i, max(labelSize(r.rad[i], true), HubLabelPx))
+		}
+	}
+	if len(s.Highlight) > 0 {
+		for _, i := range r.vis.idx {
+			if s.Highlight[int(i)] {
+				try(int(i), labelSize(r.rad[i], true))
+			}
+		}
+	}
+	for _, i := range r.vis.idx {
+		if g.Nodes[i].Hub {
+			try(int(i), max(labelSize(r.rad[i], true), HubLabelPx))
+		}
+	}
+	if s.PointerIn {
+		r.near = r.near[:0]
+		r.nearD = grow(r.nearD, len(g.Nodes))
+		for _, i := range r.vis.idx {
+			d := math.Hypot(r.pos[i].X-s.Pointer.X, r.pos[i].Y-s.Pointer.Y)
+			if d <= PointerRadius {
+				r.near = append(r.near, i)
+				r.nearD[i] = d
+			}
+		}
+		slices.SortFunc(r.near, r.byNearness)
+		for _, i := range r.near {
+			try(int(i), labelSize(r.rad[i], true))
+		}
+	}
+	for rank, i := range r.vis.idx {
+		// The brightest stars on screen are named at any zoom, so a whole sky reads.
+		if sz := labelSize(r.rad[i], rank < brightLabels); sz > 0 {
+			try(int(i), sz)
+		}
+	}
+}
+
+// byNearness orders stars by their distance to the pointer (r.nearD), then by index.
+func (r *Renderer) byNearness(a, b int32) int {
+	return cmp.Or(cmp.Compare(r.nearD[a], r.nearD[b]), cmp.Compare(a, b))
+}
+
+// placeLabel draws the label of the star at p (radius rad), width pixels wide, at the first
+// free place: right of it, left, above, below. It reports whether it drew, and records the
+// label for node.
+func (r *Renderer) placeLabel(dst *image.RGBA, W, H int, text string, width float64, p Point, rad float64, size int, c color.RGBA, node int) bool {
+	fc := r.face(size)
+	if fc.face == nil {
+		return false
+	}
+	if width == 0 {
+		return false
+	}
+	hgt := fc.asc + fc.desc
+	gap := rad + 3
+	for _, at := range [4]Point{
+		{p.X + gap, p.Y},
+		{p.X - gap - width, p.Y},
+		{p.X - width/2, p.Y - gap - hgt/2},
+		{p.X - width/2, p.Y + gap + hgt/2},
+	} {
+		if r.labelAt(dst, W, H, fc, text, width, at.X, at.Y, size, c) {
+			r.placed[len(r.placed)-1].Node = node
+			return true
+		}
+	}
+	return false
 }
 
 // maxLabelEm caps a label's width, in multiples of its text size; longer labels are cut.
 const maxLabelEm = 14
 
-// label draws text of the given size with its left end at x, vertically centred on y, if it fits
-// in the image and the occupancy grid is free there; it reports whether it drew.
-func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, size int, c color.RGBA) bool {
-	fc := r.face(size)
-	if fc.face == nil {
-		return false
-	}
+// measure returns the width of text at a size, cut to maxLabelEm, and the byte length kept.
+func (r *Renderer) measure(fc *faceCache, size int, text string) (float64, int) {
 	limit := float64(size * maxLabelEm)
 	width, end := 0.0, len(text)
 	for k, ru := range text {
@@ -671,6 +888,23 @@ func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, s
 		}
 		width += gl.adv
 	}
+	return width, end
+}
+
+// label draws text of the given size with its left end at x, vertically centred on y, if it fits
+// in the image and the occupancy grid is free there; it reports whether it drew, and records the
+// label (for node -1) in r.placed.
+func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, size int, c color.RGBA) bool {
+	fc := r.face(size)
+	if fc.face == nil {
+		return false
+	}
+	width, end := r.measure(fc, size, text)
+	return r.labelAt(dst, W, H, fc, text[:end], width, x, y, size, c)
+}
+
+// labelAt is label for a text already measured (and cut) to width.
+func (r *Renderer) labelAt(dst *image.RGBA, W, H int, fc *faceCache, text string, width, x, y float64, size int, c color.RGBA) bool {
 	base := y + (fc.asc-fc.desc)/2
 	bx0, by0 := int(math.Floor(x)), int(math.Floor(base-fc.asc))
 	bx1, by1 := int(math.Ceil(x+width)), int(math.Ceil(base+fc.desc))
@@ -678,8 +912,9 @@ func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, s
 		return false
 	}
 	cx0, cy0, cx1, cy1 := bx0/labelCell, by0/labelCell, (bx1-1)/labelCell, (by1-1)/labelCell
+	// A cell's gap left and right of the label, so two labels on a line never run together.
 	for cy := cy0; cy <= cy1; cy++ {
-		for cx := cx0; cx <= cx1; cx++ {
+		for cx := max(0, cx0-1); cx <= min(r.occW-1, cx1+1); cx++ {
 			if r.occ[cy*r.occW+cx] {
 				return false
 			}
@@ -690,8 +925,25 @@ func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, s
 			r.occ[cy*r.occW+cx] = true
 		}
 	}
+	r.placed = append(r.placed, PlacedLabel{Node: -1, Rect: image.Rect(bx0, by0, bx1, by1), Size: size})
+	// A dark veil under the text keeps it readable over bright stars and lines.
+	for py := by0; py < by1; py++ {
+		row := dst.Pix[py*dst.Stride:]
+		for px := bx0; px < bx1; px++ {
+			blendOver(row[px*4:px*4+4:px*4+4], labelVeil, 110)
+		}
+	}
+	r.text(dst, W, H, fc, size, text, x, base, c)
+	return true
+}
+
+// labelVeil darkens the box under a label.
+var labelVeil = color.RGBA{6, 8, 20, 255}
+
+// text draws a run of glyphs with its baseline's left end at (x, base).
+func (r *Renderer) text(dst *image.RGBA, W, H int, fc *faceCache, size int, text string, x, base float64, c color.RGBA) {
 	dot, by := x, int(math.Round(base))
-	for _, ru := range text[:end] {
+	for _, ru := range text {
 		gl := r.glyph(fc, size, ru)
 		if gl.mask != nil {
 			ox, oy := int(math.Round(dot))+gl.off.X, by+gl.off.Y
@@ -713,7 +965,49 @@ func (r *Renderer) label(dst *image.RGBA, W, H int, text string, x, y float64, s
 		}
 		dot += gl.adv
 	}
-	return true
+}
+
+// tipColor and tipBack draw the hovered edge's relation: light text on a dark box.
+var (
+	tipColor = color.RGBA{235, 240, 255, 255}
+	tipBack  = color.RGBA{10, 14, 30, 255}
+)
+
+// edgeTip writes the hovered edge's Label at its middle (or where its visible part's middle is),
+// on a dark box kept inside the image.
+func (r *Renderer) edgeTip(dst *image.RGBA, W, H int, g Graph, n int, s State) {
+	k := s.HoverEdge - 1
+	if !s.EdgeTip || k < 0 || k >= len(g.Edges) || g.Edges[k].Label == "" {
+		return
+	}
+	p, q, ok := r.edgeEnds(g.Edges[k], n)
+	if !ok {
+		return
+	}
+	ax, ay, bx, by, ok := clipLine(p.X, p.Y, q.X, q.Y, 0, 0, float64(W), float64(H))
+	if !ok {
+		return
+	}
+	size := 12
+	fc := r.face(size)
+	if fc.face == nil {
+		return
+	}
+	text := g.Edges[k].Label
+	width, end := r.measure(fc, size, text)
+	pad := 4.0
+	bw, bh := width+2*pad, fc.asc+fc.desc+2*pad
+	x := math.Min(math.Max(0, (ax+bx)/2-bw/2), float64(W)-bw)
+	y := math.Min(math.Max(0, (ay+by)/2-bh/2), float64(H)-bh)
+	x0, y0 := max(0, int(x)), max(0, int(y))
+	x1, y1 := min(W, int(math.Ceil(x+bw))), min(H, int(math.Ceil(y+bh)))
+	for py := y0; py < y1; py++ {
+		row := dst.Pix[py*dst.Stride:]
+		for px := x0; px < x1; px++ {
+			blendOver(row[px*4:px*4+4:px*4+4], tipBack, 220)
+		}
+	}
+	r.text(dst, W, H, fc, size, text[:end], x+pad, y+pad+fc.asc, tipColor)
 }
 
 // face returns the cached face of a text size.

@@ -28,7 +28,7 @@ func scene() (Graph, Layout) {
 			{ID: 5, Label: "cat", Kind: "animal", Mentions: 0},
 			{ID: 6, Label: "?", Kind: "mystery", Mentions: 15},
 		},
-		Edges: []Edge{{0, 1, 1}, {0, 2, 1}, {1, 3, 1}, {2, 4, 1}, {3, 5, 1}, {0, 5, 1}},
+		Edges: []Edge{{From: 0, To: 1, Weight: 1}, {From: 0, To: 2, Weight: 1}, {From: 1, To: 3, Weight: 1}, {From: 2, To: 4, Weight: 1}, {From: 3, To: 5, Weight: 1}, {From: 0, To: 5, Weight: 1}},
 	}
 	l := Layout{
 		Pos:    []Point{{0, 0}, {40, -20}, {-35, 25}, {60, 30}, {-60, -30}, {10, 50}},
@@ -227,12 +227,12 @@ func TestEdgeCulling(t *testing.T) {
 			e    Edge
 			ink  bool
 		}{
-			{"both ends left of the view", Edge{0, 1, 1}, false},
-			{"passes below a corner", Edge{1, 2, 1}, false},
-			{"crosses the view", Edge{3, 4, 1}, true},
-			{"diagonal through the view", Edge{0, 2, 1}, true},
-			{"out of range", Edge{0, 9, 1}, false},
-			{"negative index", Edge{-1, 2, 1}, false},
+			{"both ends left of the view", Edge{From: 0, To: 1, Weight: 1}, false},
+			{"passes below a corner", Edge{From: 1, To: 2, Weight: 1}, false},
+			{"crosses the view", Edge{From: 3, To: 4, Weight: 1}, true},
+			{"diagonal through the view", Edge{From: 0, To: 2, Weight: 1}, true},
+			{"out of range", Edge{From: 0, To: 9, Weight: 1}, false},
+			{"negative index", Edge{From: -1, To: 2, Weight: 1}, false},
 		} {
 			img := render(NewRenderer(RenderOptions{}), Graph{Nodes: nodes, Edges: []Edge{tc.e}}, l, v, noSel(aa))
 			n := diffPixels(img, bg, 0)
@@ -328,7 +328,7 @@ func TestRenderBadInputs(t *testing.T) {
 	// The same sky without node 4 (whose only edge is 2–4), renumbered.
 	g3 := Graph{
 		Nodes: []Node{g.Nodes[0], g.Nodes[1], g.Nodes[2], g.Nodes[3], g.Nodes[5]},
-		Edges: []Edge{{0, 1, 1}, {0, 2, 1}, {1, 3, 1}, {3, 4, 1}, {0, 4, 1}},
+		Edges: []Edge{{From: 0, To: 1, Weight: 1}, {From: 0, To: 2, Weight: 1}, {From: 1, To: 3, Weight: 1}, {From: 3, To: 4, Weight: 1}, {From: 0, To: 4, Weight: 1}},
 	}
 	l3 := Layout{Radius: l.Radius, Pos: []Point{l.Pos[0], l.Pos[1], l.Pos[2], l.Pos[3], l.Pos[5]}}
 	for _, aa := range []bool{false, true} {
@@ -427,7 +427,8 @@ func TestLabelThreshold(t *testing.T) {
 	}{
 		{1, false, 0},
 		{5.5, false, 0},
-		{5.6, false, 10},
+		{6.1, false, 0},
+		{6.2, false, 11},
 		{7, false, 12},
 		{40, false, MaxLabelPx},
 		{1, true, MinLabelPx},
@@ -453,20 +454,22 @@ func TestLabelCollision(t *testing.T) {
 		t.Fatal("scene too small for the second label")
 	}
 	both := render(r, two, l, v, noSel(true))
+	labels := append([]PlacedLabel(nil), r.Labels()...)
 	two.Nodes[1].Label = ""
 	first := render(r, two, l, v, noSel(true))
-	if n := diffPixels(both, first, 0); n != 0 {
-		t.Errorf("overlapping label drawn: %d pixels differ", n)
-	}
-	// Far enough apart (the occupancy grid is coarse: 8 px cells), both are drawn.
-	l.Pos[1] = Point{0, 9}
-	v.Center = Point{6, 3}
-	two.Nodes[1].Label = "Small star"
-	both = render(r, two, l, v, noSel(true))
-	two.Nodes[1].Label = ""
-	first = render(r, two, l, v, noSel(true))
 	if n := diffPixels(both, first, 0); n < 30 {
-		t.Errorf("separate label not drawn: %d pixels differ", n)
+		t.Errorf("the second label was not drawn elsewhere: %d pixels differ", n)
+	}
+	if len(labels) != 2 || labels[0].Node != 0 || labels[1].Node != 1 {
+		t.Fatalf("labels %+v, want the big star's then the small one's", labels)
+	}
+	if labels[0].Rect.Overlaps(labels[1].Rect) {
+		t.Errorf("labels overlap: %v and %v", labels[0].Rect, labels[1].Rect)
+	}
+	// The small star's label would overlap the big one's on its right: it went to another side.
+	p := v.ToPixel(l.Pos[1])
+	if right := labels[1].Rect.Min.X >= int(p.X); right {
+		t.Errorf("the second label %v is right of its star at %v, over the first %v", labels[1].Rect, p, labels[0].Rect)
 	}
 }
 

@@ -1,8 +1,12 @@
-// Package starmap turns the memory graph into a sky: a force-directed layout (Barnes–Hut,
-// deterministic for a seed, incremental) and a software rasteriser (stars sized and lit by
-// mentions, coloured by kind, recently recalled ones glowing, faint edges; aliased while
-// dragging, anti-aliased at rest; labels at readable zoom levels), with hit-testing. Graph in,
-// Layout and image out (ARCHITECTURE.md §8).
+// Package starmap turns the memory graph into a sky: layouts — Worlds (people and their worlds:
+// the owner at the centre, each hub with the stars that belong to it around it, by kind;
+// direct, deterministic, incremental), Timeline (by time, in lanes) and a force-directed one
+// (Barnes–Hut, deterministic for a seed, incremental) — and a software rasteriser (stars sized
+// and lit by mentions, coloured by kind, recently recalled ones glowing, edges coloured by
+// relation class; aliased while dragging, anti-aliased at rest; labels placed without overlap,
+// hubs and the stars near the pointer first, returned by Renderer.Labels), with hit-testing of
+// stars and edges. Graph in, Layout and image out (ARCHITECTURE.md §8); the desktop app and a
+// web UI share it.
 //
 // It imports only the standard library and golang.org/x/image (never fyne): the GUI wraps it in
 // one canvas.Raster.
@@ -22,6 +26,9 @@ type Node struct {
 	Recalled time.Time
 	// Pinned stars carry a ring.
 	Pinned bool
+	// Hub stars (people) gather a world around them in the Worlds layout and are labelled
+	// before any other star.
+	Hub bool
 }
 
 // Edge joins two nodes by index into Graph.Nodes.
@@ -29,6 +36,11 @@ type Edge struct {
 	From, To int
 	// Weight pulls harder (default 1).
 	Weight float64
+	// Class colours the edge by its relation type: 0 the default, 1 to RelationClasses-1 the
+	// relation palette (see RelationColor).
+	Class int
+	// Label names the relation (the predicate); the renderer draws it when the edge is hovered.
+	Label string
 }
 
 // Graph is what is laid out and drawn.

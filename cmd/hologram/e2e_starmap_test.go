@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -20,6 +22,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/security"
 	mem3 "github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/memtest"
+	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
 // starFixtureEvents is the size of the synthetic memory the star map test renders.
@@ -30,6 +33,16 @@ const starFixtureEvents = 900
 // the kernel and distilled by a memory GC with the LLM-free rules, plus a provider so the app
 // opens on its tabs. It returns the graph as the kernel lists it.
 func seedStarMemory(t *testing.T, in *install, providerURL string) (entities, triples int) {
+	t.Helper()
+	return withStarKernel(t, in, providerURL, func(ctx context.Context, k *kernel.Kernel, store *sqlite.Store) {
+		seedSynth(t, ctx, k, store, starFixtureEvents)
+	})
+}
+
+// withStarKernel opens the install's kernel in-process (the rules extractor, no idle cooling),
+// runs seed on it, adds a provider so the app opens on its tabs, and returns the graph's size
+// as the kernel lists it; the kernel is closed on return.
+func withStarKernel(t *testing.T, in *install, providerURL string, seed func(ctx context.Context, k *kernel.Kernel, store *sqlite.Store)) (entities, triples int) {
 	t.Helper()
 	conf := filepath.Join(in.root, "config", "hologram")
 	if err := os.MkdirAll(conf, 0o700); err != nil {
@@ -69,7 +82,26 @@ func seedStarMemory(t *testing.T, in *install, providerURL string) (entities, tr
 	}
 	defer store.Close()
 	defer k.Close()
-	corpus := memtest.Synth(memtest.SynthOptions{Events: starFixtureEvents, Seed: 11, Sessions: 12})
+	seed(ctx, k, store)
+	if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "local", BaseURL: providerURL, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	for after := ""; ; {
+		p, err := k.Service().Graph(ctx, client.GraphQuery{After: after, Limit: client.MaxGraphLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		entities, triples = entities+len(p.Entities), triples+len(p.Triples)
+		if after = p.Next; after == "" {
+			return entities, triples
+		}
+	}
+}
+
+// seedSynth ingests a synthetic corpus of n events and distils it by a memory GC.
+func seedSynth(t *testing.T, ctx context.Context, k *kernel.Kernel, store *sqlite.Store, n int) {
+	t.Helper()
+	corpus := memtest.Synth(memtest.SynthOptions{Events: n, Seed: 11, Sessions: 12})
 	for _, s := range corpus.Sessions {
 		if _, err := k.Service().CreateSession(ctx, client.Session{ID: s.ID, Title: s.Title, Channel: s.Channel, Partner: s.Partner,
 			Scope: s.Scope.String()}); err != nil {
@@ -102,19 +134,6 @@ func seedStarMemory(t *testing.T, in *install, providerURL string) (entities, tr
 		t.Fatalf("distilling the fixture: %+v, %v", rep, err)
 	}
 	t.Logf("fixture: %d events in %d sessions; memory GC %+v", len(corpus.Events), len(corpus.Sessions), rep)
-	if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "local", BaseURL: providerURL, Model: "m"}); err != nil {
-		t.Fatal(err)
-	}
-	for after := ""; ; {
-		p, err := k.Service().Graph(ctx, client.GraphQuery{After: after, Limit: client.MaxGraphLimit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		entities, triples = entities+len(p.Entities), triples+len(p.Triples)
-		if after = p.Next; after == "" {
-			return entities, triples
-		}
-	}
 }
 
 // TestStarMapRealWindow renders a synthetic memory's star map in the real app under Xvfb (full
@@ -192,6 +211,108 @@ func TestStarMapRealWindow(t *testing.T) {
 	in.do("key", "alt+2")
 	sky = g.waitTrace(map[string]any{"kind": "starmap"}, holdsAll)
 	t.Logf("client variant: star map of %v stars and %v links", sky["nodes"], sky["edges"])
+	if code := g.stop(); code != 0 {
+		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
+	}
+}
+
+// chatgptPeople are the people, places and things of the synthetic ChatGPT export.
+var chatgptPeople = []struct{ name, rel, city, work, pet, hobby string }{
+	{"Maria", "sister", "Lisbon", "the city hospital", "Bruno", "climbing"},
+	{"Tom", "brother", "Berlin", "Acme", "Pixel", "chess"},
+	{"Jonas", "friend", "Hamburg", "Nordwind", "Luna", "sailing"},
+	{"Priya", "colleague", "Bangalore", "Hologram Labs", "Mango", "painting"},
+	{"Carla", "boss", "Madrid", "Hologram Labs", "Toro", "tennis"},
+	{"Wei", "neighbour", "Shanghai", "Tencent", "Doudou", "photography"},
+	{"Lena", "cousin", "Vienna", "the opera", "Strudel", "singing"},
+	{"Omar", "friend", "Cairo", "Nile Travel", "Simba", "football"},
+}
+
+// chatgptExport is a ChatGPT conversations.json (the format `waiter memory import --format
+// chatgpt` reads) of a made-up owner's chats: who they are, where they live and work, and for
+// each person of chatgptPeople a few conversations about them — deterministic.
+func chatgptExport() string {
+	type msg struct{ role, text string }
+	var convs [][]msg
+	convs = append(convs, []msg{{"user", "My name is Sasha. I live in Porto and I work at Hologram Labs."},
+		{"assistant", "Nice to meet you, Sasha."}, {"user", "I have a cat named Miso. I like green tea."}, {"assistant", "Miso is a lovely name."}})
+	for _, p := range chatgptPeople {
+		convs = append(convs,
+			[]msg{{"user", "My " + p.rel + " is called " + p.name + "."}, {"assistant", "Tell me about " + p.name + "."},
+				{"user", p.name + " lives in " + p.city + " and works at " + p.work + "."}, {"assistant", "Noted."}},
+			[]msg{{"user", p.name + " has a dog named " + p.pet + "."}, {"assistant", "Cute."},
+				{"user", p.name + " loves " + p.hobby + ". I visited " + p.city + " with " + p.name + " last spring."}, {"assistant", "Sounds fun."}},
+			[]msg{{"user", "I met " + p.name + " for dinner. " + p.name + ", my " + p.rel + ", is moving to " + p.city + " next year."}, {"assistant", "Good luck to them."}},
+		)
+	}
+	var b strings.Builder
+	b.WriteString("[")
+	t := int64(1709287200)
+	for c, conv := range convs {
+		if c > 0 {
+			b.WriteString(",")
+		}
+		id := "conv" + strconv.Itoa(c)
+		fmt.Fprintf(&b, `{"id":%q,"conversation_id":%q,"title":"Chat %d","create_time":%d,"update_time":%d,"current_node":"m%d","mapping":{`,
+			id, id, c, t, t+int64(len(conv))*30, len(conv)-1)
+		b.WriteString(`"root":{"id":"root","message":null,"parent":null,"children":["m0"]}`)
+		for k, m := range conv {
+			parent, children := "root", "[]"
+			if k > 0 {
+				parent = "m" + strconv.Itoa(k-1)
+			}
+			if k+1 < len(conv) {
+				children = `["m` + strconv.Itoa(k+1) + `"]`
+			}
+			text, _ := json.Marshal(m.text)
+			fmt.Fprintf(&b, `,"m%d":{"id":"m%d","message":{"id":"m%d","author":{"role":%q},"create_time":%d,"content":{"content_type":"text","parts":[%s]},"recipient":"all","metadata":{}},"parent":%q,"children":%s}`,
+				k, k, k, m.role, t+int64(k)*30, text, parent, children)
+		}
+		b.WriteString("}}")
+		t += 86400
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// seedChatGPT imports chatgptExport and distils it (CoolAll, the LLM-free rules).
+func seedChatGPT(t *testing.T, ctx context.Context, k *kernel.Kernel) {
+	t.Helper()
+	rep, err := k.Service().ImportMemory(ctx, client.FormatChatGPT, strings.NewReader(chatgptExport()))
+	if err != nil || rep.Events == 0 {
+		t.Fatalf("importing the ChatGPT export: %+v, %v", rep, err)
+	}
+	gc, err := k.Service().CoolAll(ctx, nil)
+	if err != nil || gc.Triples == 0 {
+		t.Fatalf("distilling the ChatGPT export: %+v, %v", gc, err)
+	}
+	t.Logf("ChatGPT export: %d events imported; distilled %+v", rep.Events, gc)
+}
+
+// TestStarMapChatGPTWindow shows the star map of an imported ChatGPT export in the real app
+// under Xvfb and saves the screenshot (build/screenshots/starmap-chatgpt.png).
+func TestStarMapChatGPTWindow(t *testing.T) {
+	in := newInstall(t, xserver(t))
+	llm := llmtest.NewServer(t)
+	entities, triples := withStarKernel(t, in, llm.URL(), func(ctx context.Context, k *kernel.Kernel, _ *sqlite.Store) {
+		seedChatGPT(t, ctx, k)
+	})
+	t.Logf("graph: %d entities, %d triples", entities, triples)
+	g := in.startGUI("hologram", "", "--data", in.data)
+	_, x, y, w, _ := in.window("^HologramAgent$")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "chat"}, nil)
+	chat := in.drawn()
+	in.do("mousemove", strconv.Itoa(x+w-60), strconv.Itoa(y+25), "click", "1")
+	in.do("key", "alt+2")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "starmap"}, nil)
+	sky := g.waitTrace(map[string]any{"kind": "starmap"}, func(m map[string]any) bool { return m["entities"] == float64(entities) })
+	t.Logf("star map of %v stars and %v links", sky["nodes"], sky["edges"])
+	in.do("mousemove", strconv.Itoa(x+w-20), strconv.Itoa(y+25)) // the pointer off the sky
+	worlds := in.screenshot("starmap-chatgpt", chat)
+	// The timeline: facts by valid-from.
+	in.do("mousemove", strconv.Itoa(x+489), strconv.Itoa(y+106), "click", "1")
+	in.do("mousemove", strconv.Itoa(x+w-20), strconv.Itoa(y+25))
+	in.screenshot("starmap-chatgpt-timeline", worlds)
 	if code := g.stop(); code != 0 {
 		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
 	}
