@@ -190,6 +190,10 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	if err := k.agent.AddTool(agent.TimeNow(deps.Clock), "builtin"); err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
+	// Long tool results are stored as blocks; result_read pages them within the turn's scope.
+	if err := k.agent.AddTool(agent.ResultRead(deps.Store, nil), "builtin"); err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
 	for _, t := range deps.Tools {
 		if err := k.agent.AddTool(t, "builtin"); err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)

@@ -257,7 +257,7 @@ func TestPluginToolRegistry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]string{"echo": "a", "write_file": "a", "b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin"}
+	want := map[string]string{"echo": "a", "write_file": "a", "b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin", "result_read": "builtin"}
 	if got := toolSources(k); !mapsEqual(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -295,7 +295,7 @@ func TestPluginToolRegistry(t *testing.T) {
 	if _, err := k.Service().PluginAction(ctx, "a", client.PluginDisable); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin"}) {
+	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin", "result_read": "builtin"}) {
 		t.Fatalf("after disable: %v", got)
 	}
 	if _, err := k.Service().PluginAction(ctx, "b", client.PluginRestart); err != nil {
