@@ -217,6 +217,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 		if err := t.commit(ctx, evs...); err != nil {
 			return t.res, err
 		}
+		releaseLargeResults(rec)
 		if ctx.Err() != nil {
 			return t.cancelled(ctx, "")
 		}
