@@ -41,9 +41,9 @@ func newBuiltinKernel(t *testing.T, shellTOML string) *builtinKernel {
 	return newBuiltinKernelOf(t, shellTOML, []string{"files", "notes", "shell"}, nil)
 }
 
-// newBuiltinKernelOf is newBuiltinKernel with the built-in plugins names, and those of enable
-// enabled by the config file.
-func newBuiltinKernelOf(t *testing.T, shellTOML string, names, enable []string) *builtinKernel {
+// newBuiltinKernelOf is newBuiltinKernel with the built-in plugins names, those of enable
+// enabled by the config file, and the config file's plugins extra.
+func newBuiltinKernelOf(t *testing.T, shellTOML string, names, enable []string, extra ...config.PluginConfig) *builtinKernel {
 	t.Helper()
 	base := t.TempDir()
 	pluginsDir := filepath.Join(base, "plugins")
@@ -71,6 +71,7 @@ func newBuiltinKernelOf(t *testing.T, shellTOML string, names, enable []string) 
 	cfg.ConfigFile = filepath.Join(b.conf, "config.toml") // the plugins get its directory
 	cfg.Builtin.Dir = pluginsDir
 	cfg.Builtin.Enable = enable
+	cfg.Plugins = extra
 	cfg.Memory.GCInterval.Duration = 0
 	cfg.Agent.MaxRounds = 1
 	cfg.Agent.ToolTimeout.Duration = 10 * time.Minute // longer than an approval's 2 minutes

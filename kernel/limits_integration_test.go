@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
@@ -109,4 +110,36 @@ func TestLimitsWithStrictProvider(t *testing.T) {
 		t.Fatalf("window's tools: %+v %v", w.Tools, err)
 	}
 	t.Logf("%d tools available; the last request sent %d (%d tokens), left out %d", len(all), w.Tools.Sent, w.Tools.Tokens, w.Tools.Left)
+}
+
+// TestSilentPluginDelaysNothing configures an MCP server that never answers beside the built-in
+// plugins: the built-ins' tools come at once (they start first, all at once), the silent one
+// shows as starting, and a turn meanwhile waits at most 3 s and says which plugin is missing.
+func TestSilentPluginDelaysNothing(t *testing.T) {
+	b := newBuiltinKernelOf(t, "", []string{"files", "notes", "calendar"}, nil,
+		config.PluginConfig{Name: "silent", Command: bigMCP(t, "--silent")})
+	start := time.Now() // the kernel started just now (after the plugins were built)
+	ctx := testCtx(t)
+	var ready time.Duration
+	waitFor(t, "the built-ins' tools", func() bool {
+		ts, err := b.Service().Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tl := range ts {
+			if tl.Source == "files" || tl.Source == "notes" || tl.Source == "calendar" {
+				n++
+			}
+		}
+		ready = time.Since(start)
+		return n >= 10
+	})
+	b.waitState(t, "silent", "starting") // added once the built-ins made their first attempt
+	turn := time.Now()
+	res := chat(t, b.memKernel, "main", "hello")
+	if !strings.Contains(res.Text, "(still starting, their tools were not offered: silent)") {
+		t.Fatalf("reply %q does not say silent is missing", res.Text)
+	}
+	t.Logf("built-ins' tools listed %s after New; a turn meanwhile took %s (it waits at most 3 s)", ready.Round(time.Millisecond), time.Since(turn).Round(time.Millisecond))
 }

@@ -39,9 +39,10 @@ type Lexicon struct {
 	opts LexiconOptions
 	log  *slog.Logger
 
-	once   sync.Once
-	err    error
-	loaded atomic.Bool
+	once    sync.Once
+	err     error
+	loaded  atomic.Bool
+	warming atomic.Bool // Warm started the load: callers do not wait for it
 	exc    map[string]string // irregular form → lemma (a few thousand entries)
 	nets   nounNet           // the noun network, pointer-free (see nounNet)
 	memo   sync.Map          // word → []string expansion tokens
@@ -193,6 +194,26 @@ func (l *Lexicon) Load(ctx context.Context) error {
 		l.log.Info("lexicon loaded", "nouns", len(l.nets.lemmaHash), "synsets", len(l.nets.synOff), "ms", time.Since(t0).Milliseconds())
 	})
 	return l.err
+}
+
+// Warm loads the database like Load, but callers of Lemma, Hypernyms and Expand meanwhile get
+// no answer instead of waiting for it (the kernel warms the lexicon in the background at start,
+// so that no turn waits the seconds WordNet takes to read on a busy machine).
+func (l *Lexicon) Warm(ctx context.Context) error {
+	l.warming.Store(true)
+	return l.Load(ctx)
+}
+
+// usable reports whether the database can answer now: loaded, or loaded now unless Warm is
+// loading it.
+func (l *Lexicon) usable() bool {
+	if l.loaded.Load() {
+		return true
+	}
+	if l.warming.Load() {
+		return false
+	}
+	return l.Load(context.Background()) == nil
 }
 
 // Ready reports whether the database loaded, loading it if that was not tried yet.
@@ -348,7 +369,7 @@ func eachLine(path string, fn func(string) error) error {
 // Lemma returns the lemma of an irregular English form ("went" → "go", "mice" → "mouse"), or
 // word itself. word is lowercase.
 func (l *Lexicon) Lemma(word string) string {
-	if l == nil || l.Load(context.Background()) != nil {
+	if l == nil || !l.usable() {
 		return word
 	}
 	if v, ok := l.exc[word]; ok {
@@ -380,7 +401,7 @@ func (l *Lexicon) nounLemma(word string) (int, bool) {
 // Hypernyms returns the hypernym lemmas of a noun's most frequent senses, nearest first, as
 // WordNet writes them ("martial_art"). Unknown words give nil.
 func (l *Lexicon) Hypernyms(word string) []string {
-	if l == nil || l.Load(context.Background()) != nil {
+	if l == nil || !l.usable() {
 		return nil
 	}
 	lem, ok := l.nounLemma(word)
@@ -423,7 +444,7 @@ func (l *Lexicon) Hypernyms(word string) []string {
 // dropped, each word's expansion at most once per call): the terms the index keeps in its
 // expansion column.
 func (l *Lexicon) Expand(text string) []string {
-	if l == nil || l.Load(context.Background()) != nil {
+	if l == nil || !l.usable() {
 		return nil
 	}
 	var out []string

@@ -314,10 +314,12 @@ func NewMemoryAssets(cfg config.Config, log *slog.Logger) MemoryAssets {
 	return MemoryAssets{Tok: tok, Lex: lex}
 }
 
-// facilities: both load lazily — the lexicon (≈ 0.3 s, ≈ 70 MB) with the first memory text,
-// jieba (≈ 1 s, ≈ 130 MB) with the first Chinese text — so an idle kernel stays small.
+// facilities: both load in the background after start — the lexicon (≈ 0.3 s alone, 1–5 s on a
+// busy machine, ≈ 70 MB), during which memory texts get no hypernyms rather than wait (the
+// first turn after start waited 5.1 s for it), and jieba (≈ 1 s, ≈ 130 MB), so that the first
+// Chinese text finds it loaded.
 func (m MemoryAssets) facilities() []kernel.Facility {
-	return []kernel.Facility{{Name: "lexicon", Loaded: m.Lex.Loaded}, {Name: "jieba", Loaded: m.Tok.Loaded}}
+	return []kernel.Facility{{Name: "lexicon", Load: m.Lex.Warm, Loaded: m.Lex.Loaded}, {Name: "jieba", Load: m.Tok.Load, Loaded: m.Tok.Loaded}}
 }
 
 // Close releases the tokenizer.
