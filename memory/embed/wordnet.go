@@ -42,10 +42,10 @@ type Lexicon struct {
 	once    sync.Once
 	err     error
 	loaded  atomic.Bool
-	warming atomic.Bool // Warm started the load: callers do not wait for it
-	exc    map[string]string // irregular form → lemma (a few thousand entries)
-	nets   nounNet           // the noun network, pointer-free (see nounNet)
-	memo   sync.Map          // word → []string expansion tokens
+	warming atomic.Bool       // Warm started the load: callers do not wait for it
+	exc     map[string]string // irregular form → lemma (a few thousand entries)
+	nets    nounNet           // the noun network, pointer-free (see nounNet)
+	memo    sync.Map          // word → []string expansion tokens
 }
 
 // nounNet is WordNet's noun network in flat arrays without pointers, so that the garbage
