@@ -3,6 +3,7 @@
 # plugins (bin/plugins) with one MCP server that never answers configured (bigmcp.py --silent,
 # added once and remembered), then the first and the tenth turn's latency against
 # ../shared/tools/fake_openai.py.
+# NO_SILENT=1 leaves the silent server out (the first turn then waits for no plugin).
 # usage (from the project root): benchmarks/limits/startup.sh [BIN_DIR]   (default bin)
 set -u
 ROOT=$(pwd)
@@ -31,7 +32,7 @@ import json,sys
 ts = json.load(sys.stdin); print(sum(1 for t in ts if t["source"] in sys.argv[1].split()))' "$builtins"; }
 for _ in $(seq 300); do n=$(count); [ "$n" -gt 0 ] && [ "$n" = "$(sleep 0.5; count)" ] && break; done
 full=$n
-timeout 60 "$W" plugin add silent --command "python3 $ROOT/plugins/testdata/mcp/bigmcp.py --silent" >/dev/null 2>&1
+[ -n "${NO_SILENT:-}" ] || timeout 60 "$W" plugin add silent --command "python3 $ROOT/plugins/testdata/mcp/bigmcp.py --silent" >/dev/null 2>&1
 kill -TERM $HOMED; wait $HOMED 2>/dev/null; rm -f "$HOLOGRAM_SOCKET"
 start_homed
 echo "homed answering $(echo "$(now) - $t0" | bc) s after start"
