@@ -64,11 +64,15 @@ func newApprovals(k *Kernel, cfg config.AgentConfig) *approvals {
 
 // bindTurn makes emit, a turn's live stream, the place where approvals asked in that turn are
 // shown, and returns the emit the turn must use from then on (serialised with the approvals'
-// events) and the func that unbinds it. A nil emit (a channel's turn) binds nothing: an
-// approval asked there is shown to the owner's clients only.
-func (a *approvals) bindTurn(turnID string, emit func(client.ChatEvent)) (func(client.ChatEvent), func()) {
+// events) and the func that unbinds it. A nil emit (a channel's turn) or a turn that is not the
+// owner's (a group's, a /v1 end user's) binds nothing: an approval asked there goes to the
+// owner's clients only, never to the people of that conversation.
+func (a *approvals) bindTurn(turnID string, emit func(client.ChatEvent), owner bool) (func(client.ChatEvent), func()) {
 	if emit == nil {
 		return func(client.ChatEvent) {}, func() {}
+	}
+	if !owner {
+		return emit, func() {}
 	}
 	var mu sync.Mutex
 	serial := func(ev client.ChatEvent) {

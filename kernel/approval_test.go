@@ -256,7 +256,7 @@ func TestApprovalStream(t *testing.T) {
 		mu.Lock()
 		got = append(got, ev)
 		mu.Unlock()
-	})
+	}, true)
 	done := a.serve("t1", "main", "shell", time.Time{})
 	defer done()
 	emit(client.ChatEvent{Type: client.EventTurn, TurnID: "t1"}) // the turn's own events share the stream
@@ -268,7 +268,7 @@ func TestApprovalStream(t *testing.T) {
 	<-out
 	unbind()
 	// After the turn, nothing more reaches its stream; a turn without a stream binds nothing.
-	noop, unbind2 := a.plugins.approvals.bindTurn("t2", nil)
+	noop, unbind2 := a.plugins.approvals.bindTurn("t2", nil, true)
 	noop(client.ChatEvent{Type: client.EventDelta})
 	unbind2()
 	out = a.ask(ctx, "shell", protocol.ApproveParams{Title: "later"})
@@ -277,6 +277,23 @@ func TestApprovalStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-out
+	// A turn that is not the owner's (a group's, a /v1 end user's) keeps its stream, but an
+	// approval asked in it goes to the owner's clients only, never into that stream.
+	var others []client.ChatEvent
+	otherEmit, unbind3 := a.plugins.approvals.bindTurn("t3", func(ev client.ChatEvent) { others = append(others, ev) }, false)
+	otherEmit(client.ChatEvent{Type: client.EventTurn, TurnID: "t3"})
+	done3 := a.serve("t3", "main", "shell", time.Time{})
+	out = a.ask(ctx, "shell", protocol.ApproveParams{Turn: "t3", Title: "asked in a group"})
+	ap3, _ := a.pendingOne(t)
+	if _, err := a.Service().AnswerApproval(ctx, ap3.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	<-out
+	done3()
+	unbind3()
+	if len(others) != 1 || others[0].Type != client.EventTurn {
+		t.Fatalf("a non-owner turn's stream got %+v", others)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()

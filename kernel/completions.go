@@ -28,9 +28,16 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if n == 0 || req.Messages[n-1].Role != "user" || strings.TrimSpace(req.Messages[n-1].Content) == "" {
 		return client.ChatResult{}, invalid("the last message must be a non-empty user message")
 	}
-	sess, err := k.ensureChannelSession(ctx, req.Session, "OpenAI API: "+req.Session, client.ChannelOpenAI)
+	var scope memory.Scope // an end user's session (`user`) sees its own and public things only (agent.Offered)
+	if req.User {
+		scope = memory.Scope{Kind: memory.ScopeGroup, Group: "user:" + req.Session}
+	}
+	sess, err := k.ensureChannelSession(ctx, req.Session, "OpenAI API: "+req.Session, client.ChannelOpenAI, scope)
 	if err != nil {
 		return client.ChatResult{}, mapErr(err)
+	}
+	if req.User && sess.Scope != scope {
+		return client.ChatResult{}, invalid("user %q names session %s, which is in scope %s, not an end user's (%s): pick another user", req.Session, sess.ID, sess.Scope, scope)
 	}
 	// System messages become the session's instructions (clients send them on every call).
 	var system []string

@@ -28,6 +28,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/toolwin"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/engine"
+	"github.com/hologramagent/hologram/memory/graph"
 	"github.com/hologramagent/hologram/memory/ocr"
 )
 
@@ -89,6 +90,10 @@ type Deps struct {
 	Embedding EmbeddingDeps
 	// OCR reads the text of images (memory/ocr.Lazy); the zero value: images keep no text.
 	OCR OCRDeps
+	// Lexicon and Tag are the English word classes (WordNet) and Chinese parts of speech
+	// (jieba) of the LLM-free fact extraction (nil: objects are not checked by part of speech).
+	Lexicon graph.Lexicon
+	Tag     func(text string) []graph.Tagged
 }
 
 // Kernel is the running agent. It is safe for concurrent use.

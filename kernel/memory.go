@@ -59,6 +59,7 @@ func newEngine(k *Kernel, deps Deps) (*engine.Engine, error) {
 			defer k.turnMu.Unlock()
 			return len(k.turns)
 		},
+		Lexicon: deps.Lexicon, Tag: deps.Tag,
 		Dense: engine.DenseOptions{Models: deps.Embedding.Models, Runtime: deps.Embedding.Runtime, RuntimeErr: deps.Embedding.RuntimeErr,
 			Loading: func() { k.state.Declare(FacilityDense) }, Ready: func() { k.state.MarkReady(FacilityDense) }},
 	})
@@ -106,6 +107,9 @@ func (coldQueryTool) Spec() llm.Tool {
 }
 
 func (coldQueryTool) ParallelSafe() bool { return true }
+
+// Visibility: offered in every session; it answers in the session's scope.
+func (coldQueryTool) Visibility() agent.Visibility { return agent.VisibilityAny }
 
 func (t coldQueryTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
 	var a struct {
@@ -286,7 +290,7 @@ func (c llmCompleter) Complete(ctx context.Context, system, user string, schema 
 		return "", err
 	}
 	zero := 0.0
-	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, Messages: []llm.Message{
+	resp, err := p.Chat(ctx, llm.Request{Temperature: &zero, ResponseSchema: schema, Messages: []llm.Message{
 		{Role: "system", Content: system + "\n\nAnswer with one JSON object only, matching this JSON schema:\n" + string(schema)},
 		{Role: "user", Content: user},
 	}}, nil)

@@ -92,7 +92,7 @@ func (p *plugins) start(ctx context.Context) error {
 	sort.Strings(names)
 	for _, n := range names {
 		c := p.config[n]
-		specs = append(specs, toSpec(client.PluginConfig{Name: c.Name, Command: c.Command, Dir: c.Dir, Env: c.Env, Disabled: c.Disabled}))
+		specs = append(specs, toSpec(client.PluginConfig{Name: c.Name, Command: c.Command, Dir: c.Dir, Env: c.Env, Disabled: c.Disabled, Visibility: c.Visibility}))
 	}
 	raw, err := p.k.store.ListSettings(ctx, pluginPrefix)
 	if err != nil {
@@ -165,7 +165,7 @@ func (p *plugins) close(ctx context.Context) error {
 
 // toSpec turns a plugin's configuration into the host's spec.
 func toSpec(c client.PluginConfig) host.Spec {
-	s := host.Spec{Name: c.Name, Kind: host.KindMCP, Command: c.Command, Dir: c.Dir, Env: c.Env, Disabled: c.Disabled}
+	s := host.Spec{Name: c.Name, Kind: host.KindMCP, Command: c.Command, Dir: c.Dir, Env: c.Env, Disabled: c.Disabled, Visibility: c.Visibility}
 	if c.Dir != "" {
 		s.Kind = host.KindNative
 	}
@@ -186,6 +186,8 @@ func validatePlugin(c client.PluginConfig) error {
 		return invalid("plugin %s: the command's program is empty", c.Name)
 	case c.Dir != "" && !filepath.IsAbs(c.Dir):
 		return invalid("plugin %s: dir %q must be an absolute path", c.Name, c.Dir)
+	case c.Visibility != "" && (c.Dir != "" || c.Visibility != host.VisibilityOwner && c.Visibility != host.VisibilityAny):
+		return invalid("plugin %s: visibility %q: an MCP server's tools are %q (the default) or %q; a native plugin declares its own in plugin.json", c.Name, c.Visibility, host.VisibilityOwner, host.VisibilityAny)
 	}
 	for _, e := range c.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
@@ -388,7 +390,7 @@ func (r pluginRegistry) AddTool(plugin string, t host.ToolInfo, call host.CallFu
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	pt := pluginTool{spec: llm.Tool{Name: name, Description: t.Description, Parameters: params}, readOnly: t.ReadOnly, call: call,
-		plugin: plugin, grants: &r.p.grants}
+		plugin: plugin, grants: &r.p.grants, vis: agent.Visibility(t.Visibility)}
 	if err := r.k.agent.AddTool(pt, plugin); err != nil {
 		// A schema the agent cannot read still lets the model call the tool; the plugin checks.
 		pt.spec.Parameters = json.RawMessage(`{"type":"object"}`)
@@ -430,7 +432,7 @@ func (r pluginRegistry) SetTools(plugin string, infos []host.ToolInfo, calls []h
 		}
 		names = append(names, name)
 		tools = append(tools, pluginTool{spec: llm.Tool{Name: name, Description: t.Description, Parameters: params}, readOnly: t.ReadOnly,
-			call: calls[i], plugin: plugin, grants: &r.p.grants})
+			call: calls[i], plugin: plugin, grants: &r.p.grants, vis: agent.Visibility(t.Visibility)})
 	}
 	if err := r.k.agent.ReplaceTools(plugin, tools); err != nil {
 		return nil, err
@@ -448,10 +450,12 @@ type pluginTool struct {
 	call     host.CallFunc
 	plugin   string
 	grants   *grants // nil in tests of the tool alone
+	vis      agent.Visibility
 }
 
-func (t pluginTool) Spec() llm.Tool     { return t.spec }
-func (t pluginTool) ParallelSafe() bool { return t.readOnly }
+func (t pluginTool) Spec() llm.Tool               { return t.spec }
+func (t pluginTool) ParallelSafe() bool           { return t.readOnly }
+func (t pluginTool) Visibility() agent.Visibility { return t.vis } // the host's: owner unless declared
 
 // Run calls the plugin; while it runs, the plugin may use the turn's memory scope.
 func (t pluginTool) Run(ctx context.Context, args json.RawMessage) (string, error) {

@@ -347,6 +347,8 @@ func TestPluginManagement(t *testing.T) {
 		{"relative dir", client.PluginConfig{Name: "x", Dir: "d"}, "absolute path"},
 		{"bad env", client.PluginConfig{Name: "x", Command: []string{"x"}, Env: []string{"NOEQUALS"}}, "KEY=VALUE"},
 		{"config name", client.PluginConfig{Name: "fs", Command: []string{"x"}}, "configured in the config file /etc/hologram/config.toml"},
+		{"unknown visibility", client.PluginConfig{Name: "x", Command: []string{"x"}, Visibility: "everyone"}, `visibility "everyone"`},
+		{"visibility of a native plugin", client.PluginConfig{Name: "x", Dir: "/d", Visibility: "any"}, "declares its own in plugin.json"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {

@@ -177,7 +177,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		emit = func(client.ChatEvent) {}
 	}
 	tr.TurnID = newID("t")
-	emit, unbind := k.plugins.approvals.bindTurn(tr.TurnID, emit) // approvals asked in this turn show in its stream
+	emit, unbind := k.plugins.approvals.bindTurn(tr.TurnID, emit, agent.OwnerScope(tr.Scope)) // approvals asked in the owner's turn show in its stream
 	defer unbind()
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -354,7 +354,7 @@ func (k pluginRole) Tools(ctx context.Context) ([]client.Tool, error) {
 	out := make([]client.Tool, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, client.Tool{Name: t.Spec.Name, Description: t.Spec.Description, Parameters: t.Spec.Parameters,
-			ParallelSafe: t.ParallelSafe, Source: t.Source})
+			ParallelSafe: t.ParallelSafe, Source: t.Source, Visibility: string(t.Visibility)})
 	}
 	return out, nil
 }

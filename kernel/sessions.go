@@ -131,7 +131,7 @@ func (k sessionRole) withoutDeleted(ctx context.Context, ss []memory.Session) ([
 
 // ensureChannelSession is ensureSession for a session the kernel keeps for itself, created
 // with its channel so that clients can tell it from the owner's chats ([client.Session.System]).
-func (k completionRole) ensureChannelSession(ctx context.Context, id, title, channel string) (memory.Session, error) {
+func (k completionRole) ensureChannelSession(ctx context.Context, id, title, channel string, scope memory.Scope) (memory.Session, error) {
 	s, err := k.store.GetSession(ctx, id)
 	if err == nil {
 		return s, nil
@@ -139,7 +139,7 @@ func (k completionRole) ensureChannelSession(ctx context.Context, id, title, cha
 	if !errors.Is(err, memory.ErrNotFound) {
 		return memory.Session{}, err
 	}
-	s, err = k.store.CreateSession(ctx, memory.Session{ID: id, Title: title, Channel: channel})
+	s, err = k.store.CreateSession(ctx, memory.Session{ID: id, Title: title, Channel: channel, Scope: scope})
 	if errors.Is(err, memory.ErrExists) {
 		return k.store.GetSession(ctx, id)
 	}

@@ -108,6 +108,10 @@ type Fact struct {
 	// Replaces marks a correction: the subject's current triples with the same predicate and
 	// another object are superseded by this one.
 	Replaces bool `json:"replaces,omitempty"`
+	// Ends marks a negation ("I no longer play cello", "我现在不住在北京了"): the subject's current
+	// triple with this predicate and object ends (ValidTo is the fact's ValidFrom, or its newest
+	// source event's time) and nothing is created. Pinned triples are kept.
+	Ends bool `json:"ends,omitempty"`
 	// Sources are the event ids the fact was read from (a subset of Distillation.Events).
 	Sources []int64 `json:"sources"`
 }
@@ -128,6 +132,9 @@ type Distillation struct {
 	Adopt  []Adoption
 	Origin string // "llm" or "rules"
 	At     time.Time
+	// Keep leaves the events undistilled: the facts of a turn read right after it (the rules,
+	// in the background), which cooling distils again later (their facts then confirm these).
+	Keep bool
 }
 
 // DistillResult says what applying a Distillation changed.

@@ -76,6 +76,10 @@ type TextQuery struct {
 	Layers  []Layer // empty: every layer
 	Session string  // non-empty: only this session's events
 	Limit   int     // default 100
+	// From and To, when To is set, keep only the events with From ≤ time < To. With no Terms
+	// and a To, SearchTerms lists those events oldest first, with score 0: the events of the
+	// day a question names.
+	From, To time.Time
 }
 
 // TextHit is one match with its BM25 score (higher is better) and the tokens it was indexed

@@ -12,6 +12,8 @@
 //	    every set, one table (make bench-memory)
 //	hologram-bench memory [--events N] [--queries N] [--json OUT]
 //	    recall latency, ingest rate and RSS on a synthetic store (default 100,000 events)
+//	hologram-bench graph [--data DIR] [--sets locomo,realmem,madial-zh] [--out DIR --tag after]
+//	    the LLM-free graph's figures and a fixed-seed sample of 100 triples per set
 //
 // Flags and arguments may come in any order (`locomo FILE --json OUT` or `locomo --json OUT FILE`).
 package main
@@ -38,7 +40,9 @@ Commands:
   recall [--locomo FILE] [--realmem DIR] [--madial DIR]
     	several sets, one table (make bench-memory)
   memory [--events N] [--queries N] [--json OUT]
-    	recall latency, ingest rate and RSS on a synthetic store (default 100,000 events)`
+    	recall latency, ingest rate and RSS on a synthetic store (default 100,000 events)
+  graph [--data DIR] [--sets locomo,realmem,madial-zh] [--out DIR] [--tag after]
+    	the LLM-free graph's figures and a fixed-seed sample of triples per set (docs/memory-graph.md)`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -54,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runBenchRecall(ctx, args[0], args[1:], stdout, stderr)
 		case "memory":
 			return runBenchMemory(ctx, args[1:], stdout, stderr)
+		case "graph":
+			return runGraphQuality(ctx, args[1:], stdout, stderr)
 		case "turns":
 			return runBench(ctx, args[1:], stdout, stderr)
 		case "help", "-h", "-help", "--help":
@@ -61,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		if len(args[0]) > 0 && args[0][0] != '-' {
-			fmt.Fprintf(stderr, "hologram-bench: unknown command %q (commands: turns, locomo, realmem, madial, recall, memory)\n", args[0])
+			fmt.Fprintf(stderr, "hologram-bench: unknown command %q (commands: turns, locomo, realmem, madial, recall, memory, graph)\n", args[0])
 			return 2
 		}
 	}

@@ -66,7 +66,9 @@ func TestWaiterMemoryGraphGCForgetExportImport(t *testing.T) {
 	}
 	var rep client.GCReport
 	e.waiterJSON(&rep, "memory", "gc", "--json")
-	if rep.Distilled == 0 || rep.Triples == 0 || rep.Extractor != "rules" {
+	// The turns' facts are in the graph already (read right after each turn): distillation
+	// confirms them.
+	if rep.Distilled == 0 || rep.Triples+rep.Confirmed == 0 || rep.Extractor != "rules" {
 		t.Fatalf("waiter memory gc = %+v; want events distilled into triples by the rules", rep)
 	}
 	var g client.GraphPage
@@ -134,6 +136,53 @@ func TestWaiterMemoryGraphGCForgetExportImport(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(filepath.Join(mdDir, "entities")); err != nil || len(ents) == 0 {
 		t.Fatalf("markdown export wrote no entity files: %v %v", ents, err)
+	}
+}
+
+// TestWaiterGraphShowsTurnFacts: a fact stated in a turn is in `waiter memory graph --json`
+// within 5 s of the turn (read in the background, no distillation: the events are far from
+// cold), and a correction in a later turn ends it; the next prompt's known facts hold only the
+// new one.
+func TestWaiterGraphShowsTurnFacts(t *testing.T) {
+	e := newEnv(t)
+	fake := llmtest.NewServer(t)
+	e.start()
+	e.addProvider(fake.URL(), "k")
+	poll := func(want, gone string) []string {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var g client.GraphPage
+			e.waiterJSON(&g, "memory", "graph", "--json")
+			facts := factLines(g)
+			if slices.Contains(facts, want) && (gone == "" || !slices.Contains(facts, gone)) {
+				return facts
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("5 s after the turn, waiter memory graph = %q; want %q (and not %q)", facts, want, gone)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	e.ask("I live in Porto, near the river.")
+	poll("owner | lives in | porto", "")
+	e.ask("My sister Beatriz is a nurse.")
+	facts := poll("beatriz | works as | nurse", "")
+	if !slices.Contains(facts, "beatriz | sister of | owner") {
+		t.Errorf("graph = %q; want beatriz —sister of→ owner", facts)
+	}
+	e.ask("This year I switched from cello to viola. Actually I moved to Lisbon.")
+	poll("owner | lives in | lisbon", "owner | lives in | porto")
+	e.ask("Where do I live?")
+	reqs := fake.Requests()
+	var prompt strings.Builder
+	for _, m := range reqs[len(reqs)-1].Messages {
+		prompt.WriteString(m.Content)
+		prompt.WriteString("\n")
+	}
+	p := strings.ToLower(prompt.String())
+	if !strings.Contains(p, "lives in lisbon") || strings.Contains(p, "lives in porto") {
+		t.Errorf("the next prompt's facts: want lives in Lisbon and not Porto:\n%s", p)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/memory/graph"
 )
 
 // The chat history end-to-end tests import exports written here (ChatGPT's conversations.json
@@ -198,7 +199,7 @@ func TestImportChatHistoriesEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &gc); err != nil {
 		t.Fatal(err)
 	}
-	if gc.Cooled != 8 || gc.Distilled != 8 || gc.Triples == 0 {
+	if gc.Cooled != 8 || gc.Distilled != 8 || gc.Triples+gc.Confirmed == 0 {
 		t.Errorf("gc --cool-all = %+v", gc)
 	}
 	if !strings.Contains(stderr, "gc: cooled 4 of 4 sessions") || !strings.Contains(stderr, "gc: distilled 8 events") {
@@ -210,10 +211,23 @@ func TestImportChatHistoriesEndToEnd(t *testing.T) {
 	for _, tr := range g.Triples {
 		facts[tr.Predicate+" "+tr.ObjectName] = true
 	}
-	for _, want := range []string{"lives in Lisbon", "works at Acme Robotics", "loves oolong tea", "favourite fruit 芒果"} {
+	for _, want := range []string{"lives in Lisbon", "works at Acme Robotics", "likes oolong tea", "favourite fruit 芒果"} {
 		if !facts[want] {
 			t.Errorf("graph lacks %q: %v", want, facts)
 		}
+	}
+	// The rules' closed vocabulary, mostly typed (docs/memory-graph.md).
+	typed := 0
+	for _, tr := range g.Triples {
+		if !graph.InVocabulary(tr.Predicate) {
+			t.Errorf("predicate %q of %s —%s→ %s is outside the vocabulary", tr.Predicate, tr.SubjectName, tr.Predicate, tr.ObjectName)
+		}
+		if graph.Typed(tr.Predicate) {
+			typed++
+		}
+	}
+	if 2*typed < len(g.Triples) {
+		t.Errorf("%d of %d triples typed, want at least half: %v", typed, len(g.Triples), facts)
 	}
 }
 

@@ -37,6 +37,7 @@ func main() {
 		}
 		return os.Getenv(k)
 	}
+	tuneGC(env)
 	os.Exit(run(ctx, os.Args[1:], env, os.Stdout, os.Stderr))
 }
 

@@ -88,6 +88,7 @@ func (a *app) pluginAdd(ctx context.Context, args []string) error {
 	command := fs.String("command", "", `the MCP stdio server's command line, quoted as in a shell, e.g. "npx -y @modelcontextprotocol/server-everything"`)
 	dir := fs.String("dir", "", "a native plugin's directory (plugin.json)")
 	disabled := fs.Bool("disabled", false, "add it without starting it")
+	visibility := fs.String("visibility", "", `who may call an MCP server's tools: "owner" (the default: your own sessions only) or "any" (groups, /v1 end users and public sessions too)`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var env stringsFlag
 	fs.Var(&env, "env", "extra environment KEY=VALUE (repeatable)")
@@ -101,7 +102,13 @@ func (a *app) pluginAdd(ctx context.Context, args []string) error {
 	if (*command == "") == (*dir == "") {
 		return usagef("plugin add needs exactly one of --command and --dir")
 	}
-	cfg := client.PluginConfig{Name: pos[0], Env: env, Disabled: *disabled}
+	if v := *visibility; v != "" && v != "owner" && v != "any" {
+		return usagef(`--visibility must be "owner" or "any", got %q`, v)
+	}
+	if *visibility != "" && *dir != "" {
+		return usagef("--visibility is for MCP servers (--command); a native plugin declares its tools' visibility in plugin.json")
+	}
+	cfg := client.PluginConfig{Name: pos[0], Env: env, Disabled: *disabled, Visibility: *visibility}
 	if *command != "" {
 		argv, err := client.SplitCommand(*command)
 		if err != nil {

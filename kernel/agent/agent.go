@@ -51,7 +51,8 @@ type Tool interface {
 type ToolInfo struct {
 	Spec         llm.Tool
 	ParallelSafe bool
-	Source       string // who registered it, e.g. "builtin" or a plugin name
+	Source       string     // who registered it, e.g. "builtin" or a plugin name
+	Visibility   Visibility // who may call it ([Scoped]; owner-only unless declared)
 }
 
 // Store is the part of memory.Store the agent needs; memory.Store satisfies it.
@@ -134,6 +135,7 @@ type toolEntry struct {
 	tool   Tool
 	spec   llm.Tool
 	source string
+	vis    Visibility
 }
 
 // New returns an agent with the defaults of [Options] filled in.
@@ -181,7 +183,7 @@ func (a *Agent) AddTool(t Tool, source string) error {
 	if old, ok := a.tools[spec.Name]; ok {
 		return fmt.Errorf("add tool %s: already registered by %s", spec.Name, old.source)
 	}
-	a.tools[spec.Name] = toolEntry{tool: t, spec: spec, source: source}
+	a.tools[spec.Name] = toolEntry{tool: t, spec: spec, source: source, vis: visibilityOf(t)}
 	return nil
 }
 
@@ -215,7 +217,7 @@ func (a *Agent) ReplaceTools(source string, tools []Tool) error {
 			a.log.Warn("tool left out", slog.String("source", source), slog.String("reason", err.Error()))
 			continue
 		}
-		entries = append(entries, toolEntry{tool: t, spec: spec, source: source})
+		entries = append(entries, toolEntry{tool: t, spec: spec, source: source, vis: visibilityOf(t)})
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -259,21 +261,25 @@ func (a *Agent) Tools() []ToolInfo {
 	defer a.mu.RUnlock()
 	out := make([]ToolInfo, 0, len(a.tools))
 	for _, e := range a.tools {
-		out = append(out, ToolInfo{Spec: e.spec, ParallelSafe: e.tool.ParallelSafe(), Source: e.source})
+		out = append(out, ToolInfo{Spec: e.spec, ParallelSafe: e.tool.ParallelSafe(), Source: e.source, Visibility: e.vis})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Spec.Name < out[j].Spec.Name })
 	return out
 }
 
-// toolSnapshot returns the registered tools by name and their specs sorted by name.
-func (a *Agent) toolSnapshot() (map[string]toolEntry, []llm.Tool) {
+// toolSnapshot returns the registered tools by name and the specs offered to a turn in scope
+// sc ([MayCall]) sorted by name. The map keeps every tool, so that a call to one not offered is
+// denied with a recorded result rather than reported unknown.
+func (a *Agent) toolSnapshot(sc memory.Scope) (map[string]toolEntry, []llm.Tool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	m := make(map[string]toolEntry, len(a.tools))
 	specs := make([]llm.Tool, 0, len(a.tools))
 	for name, e := range a.tools {
 		m[name] = e
-		specs = append(specs, e.spec)
+		if MayCall(e.vis, sc) {
+			specs = append(specs, e.spec)
+		}
 	}
 	sortTools(specs)
 	return m, specs

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
 )
 
 // Tool result statuses (memory.Event.ToolStatus and ToolEvent.Status).
@@ -29,6 +30,8 @@ type outcome struct {
 	result string
 	status string
 	done   bool
+	ran    bool       // the tool ran (its result is the tool's, stored in its scope)
+	vis    Visibility // the tool's, when it ran
 	// full is a result longer than the agent's MaxResultBytes, stored whole as the text block
 	// block; result is then its preview.
 	full, block string
@@ -68,21 +71,30 @@ func (r *recorder) startLocked(i int) {
 
 // add records the result of call i. The first result wins; later ones are ignored.
 func (r *recorder) add(i int, result, status string) {
+	r.record(i, outcome{result: result, status: status})
+}
+
+// addRan is add for the result of a tool that ran: it is stored in the tool's scope narrowed by
+// the session's ([ResultScope]).
+func (r *recorder) addRan(i int, result, status string, vis Visibility) {
+	r.record(i, outcome{result: result, status: status, ran: true, vis: vis})
+}
+
+func (r *recorder) record(i int, o outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.outs[i].done {
 		return
 	}
 	r.startLocked(i)
-	out := outcome{result: result, status: status, done: true}
-	if r.max > 0 && len(result) > r.max {
-		out.full, out.block = result, newResultID()
-		out.result = resultPreview(result, out.block, r.max)
+	o.done = true
+	if r.max > 0 && len(o.result) > r.max {
+		o.full, o.block = o.result, newResultID()
+		o.result = resultPreview(o.result, o.block, r.max)
 	}
-	r.outs[i] = out
-	result = out.result
+	r.outs[i] = o
 	c := r.calls[i]
-	r.emit(Event{Type: "tool_result", Tool: &ToolEvent{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Result: result, Status: status}})
+	r.emit(Event{Type: "tool_result", Tool: &ToolEvent{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Result: o.result, Status: o.status}})
 }
 
 // recorded reports whether call i has a result.
@@ -159,7 +171,11 @@ func (t *turn) prepareCall(ctx context.Context, rec *recorder, i int, tools map[
 	call := rec.calls[i]
 	entry, ok := tools[call.Name]
 	if !ok {
-		rec.add(i, unknownTool(call.Name, tools), StatusError) // pairing:record
+		rec.add(i, unknownTool(call.Name, tools, t.req.Scope), StatusError) // pairing:record
+		return nil
+	}
+	if !MayCall(entry.vis, t.req.Scope) {
+		rec.add(i, ownerOnlyDenial(call.Name, t.req.Scope), StatusDenied) // pairing:record
 		return nil
 	}
 	d := t.data()
@@ -187,13 +203,17 @@ func (t *turn) finishCall(ctx context.Context, rec *recorder, i int, p *prepared
 	d.Call = &p.call
 	d.Result, d.ResultStatus = out.result, out.status
 	out.result = t.a.runStage(ctx, StageAfterToolCall, d).Result
-	rec.add(i, out.result, out.status) // pairing:record
+	rec.addRan(i, out.result, out.status, p.entry.vis) // pairing:record
 }
 
-func unknownTool(name string, tools map[string]toolEntry) string {
+// unknownTool is the result of a call to a tool nobody registered; it lists the tools a turn
+// in scope sc may call (never the owner's to anyone else).
+func unknownTool(name string, tools map[string]toolEntry, sc memory.Scope) string {
 	names := make([]string, 0, len(tools))
 	for _, e := range tools {
-		names = append(names, e.spec.Name)
+		if MayCall(e.vis, sc) {
+			names = append(names, e.spec.Name)
+		}
 	}
 	if len(names) == 0 {
 		return fmt.Sprintf("unknown tool %s; no tools are available", name)

@@ -346,10 +346,16 @@ func (t *turn) event(role memory.Role, content string) memory.Event {
 	}
 }
 
+// toolEvent is the stored result of a call. A result a tool produced is stored in the
+// narrower of the tool's scope and the session's ([ResultScope]); the kernel's own words (a
+// denial, an unknown tool, a cancellation before the run) stay in the session's scope.
 func (t *turn) toolEvent(c llm.ToolCall, o outcome) memory.Event {
 	ev := t.event(memory.RoleTool, o.result)
 	ev.ToolCallID, ev.ToolName, ev.ToolStatus = c.ID, c.Name, o.status
-	if o.block != "" {
+	if o.ran {
+		ev.Scope = ResultScope(o.vis, t.req.Scope)
+	}
+	if o.block != "" { // the whole result, in the event's scope (result_read reads only its own)
 		ev.Blocks = []memory.Block{{ID: o.block, Kind: memory.BlockText, Name: "result of " + c.Name + " (" + c.ID + ")",
 			MIME: "text/plain", Text: o.full}}
 	}

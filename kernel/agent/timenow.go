@@ -37,6 +37,9 @@ func (timeNow) Spec() llm.Tool {
 
 func (timeNow) ParallelSafe() bool { return true }
 
+// Visibility: the time is no one's secret.
+func (timeNow) Visibility() Visibility { return VisibilityAny }
+
 func (t timeNow) Run(_ context.Context, args json.RawMessage) (string, error) {
 	var in struct {
 		Timezone string `json:"timezone"`

@@ -66,17 +66,22 @@ func (tt *turnTools) use(names ...string) {
 // that may run in this round (every visible one, sent or not) and the specs to send.
 func (t *turn) window(ctx context.Context, text string, maxTools int) (map[string]toolEntry, []llm.Tool) {
 	a := t.a
-	all, _ := a.toolSnapshot()
-	tools := make(map[string]toolEntry, len(all))
-	var visible []llm.Tool
-	for name, e := range all {
-		if a.opts.MayCall != nil && !a.opts.MayCall(ctx, t.req, ToolInfo{Spec: e.spec, ParallelSafe: e.tool.ParallelSafe(), Source: e.source}) {
-			continue
-		}
-		tools[name] = e
-		visible = append(visible, e.spec)
+	all, offered := a.toolSnapshot(t.req.Scope) // the tools the session's scope may call
+	refused := func(e toolEntry) bool {
+		return a.opts.MayCall != nil && !a.opts.MayCall(ctx, t.req, ToolInfo{Spec: e.spec, ParallelSafe: e.tool.ParallelSafe(), Source: e.source})
 	}
-	sortTools(visible)
+	tools := make(map[string]toolEntry, len(all))
+	for name, e := range all { // as toolSnapshot gives them: a call checks its visibility itself
+		if !refused(e) {
+			tools[name] = e
+		}
+	}
+	var visible []llm.Tool
+	for _, spec := range offered {
+		if e, ok := tools[spec.Name]; ok {
+			visible = append(visible, e.spec)
+		}
+	}
 	tt := t.tools
 	tt.mu.Lock()
 	in := toolwin.Input{Text: text, Recent: append([]string(nil), tt.used...), Enabled: append([]string(nil), tt.enabled...),

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,24 +57,37 @@ func TestApprovalRoutes(t *testing.T) {
 		"ap2": {ID: "ap2", Plugin: "shell", Title: "Run a command", Channel: "qq", Partner: "group_1", Created: created,
 			Expires: created.Add(2 * time.Minute), State: client.ApprovalPending},
 	}}
-	sv := serveUnix(t, New(b, Options{}), "")
+	srv := New(b, Options{})
+	sv := serveUnix(t, srv, "")
+	resp, body := sv.do(t, "POST", "/api/v1/approvals/credential", `{"client":"waiter"}`, nil)
+	var cred client.ApprovalCredential
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &cred) != nil || cred.Client != "waiter" || len(cred.Credential) < 40 {
+		t.Fatalf("credential: %d %s", resp.StatusCode, body)
+	}
+	withCred := map[string]string{client.ApprovalCredentialHeader: cred.Credential}
 	for _, tt := range []struct {
 		name, method, path, body string
+		hdr                      map[string]string
 		want                     int
 		wantBody                 string
 	}{
-		{"answer needs the field", "POST", "/api/v1/approvals/ap1", `{}`, 400, `field \"approve\" (true or false) is required`},
-		{"answer needs a body", "POST", "/api/v1/approvals/ap1", ``, 400, ""},
-		{"unknown field", "POST", "/api/v1/approvals/ap1", `{"approve":true,"by":"group member"}`, 400, `by`},
-		{"not a bool", "POST", "/api/v1/approvals/ap1", `{"approve":"yes"}`, 400, ""},
-		{"unknown query", "GET", "/api/v1/approvals?all=1", ``, 400, `unknown query parameter \"all\"`},
-		{"approve", "POST", "/api/v1/approvals/ap1", `{"approve":true}`, 200, `"state":"approved"`},
-		{"answered already", "POST", "/api/v1/approvals/ap1", `{"approve":false}`, 404, `no pending approval \"ap1\"`},
-		{"deny", "POST", "/api/v1/approvals/ap2", `{"approve":false}`, 200, `"state":"denied"`},
-		{"empty list", "GET", "/api/v1/approvals", ``, 200, `{"approvals":[]}`},
+		{"a bare connection cannot answer", "POST", "/api/v1/approvals/ap1", `{"approve":true}`, nil, 403, "needs the owner's approval credential"},
+		{"nor with a made-up credential", "POST", "/api/v1/approvals/ap1", `{"approve":true}`,
+			map[string]string{client.ApprovalCredentialHeader: "guess"}, 403, "unknown approval credential"},
+		{"a credential needs a client name", "POST", "/api/v1/approvals/credential", `{"client":" "}`, nil, 400, `field \"client\"`},
+		{"a credential refuses unknown fields", "POST", "/api/v1/approvals/credential", `{"client":"x","owner":true}`, nil, 400, "owner"},
+		{"answer needs the field", "POST", "/api/v1/approvals/ap1", `{}`, withCred, 400, `field \"approve\" (true or false) is required`},
+		{"answer needs a body", "POST", "/api/v1/approvals/ap1", ``, withCred, 400, ""},
+		{"unknown field", "POST", "/api/v1/approvals/ap1", `{"approve":true,"by":"group member"}`, withCred, 400, `by`},
+		{"not a bool", "POST", "/api/v1/approvals/ap1", `{"approve":"yes"}`, withCred, 400, ""},
+		{"unknown query", "GET", "/api/v1/approvals?all=1", ``, withCred, 400, `unknown query parameter \"all\"`},
+		{"approve", "POST", "/api/v1/approvals/ap1", `{"approve":true}`, withCred, 200, `"state":"approved"`},
+		{"answered already", "POST", "/api/v1/approvals/ap1", `{"approve":false}`, withCred, 404, `no pending approval \"ap1\"`},
+		{"deny", "POST", "/api/v1/approvals/ap2", `{"approve":false}`, withCred, 200, `"state":"denied"`},
+		{"empty list", "GET", "/api/v1/approvals", ``, withCred, 200, `{"approvals":[]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := sv.do(t, tt.method, tt.path, tt.body, nil)
+			resp, body := sv.do(t, tt.method, tt.path, tt.body, tt.hdr)
 			if resp.StatusCode != tt.want || !strings.Contains(body, tt.wantBody) {
 				t.Fatalf("%s %s: %d %s, want %d containing %q", tt.method, tt.path, resp.StatusCode, body, tt.want, tt.wantBody)
 			}
@@ -99,6 +113,13 @@ func TestApprovalRoutes(t *testing.T) {
 	if _, err := c.AnswerApproval(context.Background(), "ap1", true); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("client answer again: %v", err)
 	}
+	// A kernel that forgot the client's credential (it restarted) is asked for a new one.
+	srv.creds.mu.Lock()
+	clear(srv.creds.by)
+	srv.creds.mu.Unlock()
+	if got, err := c.AnswerApproval(context.Background(), "ap3", true); err != nil || got.State != client.ApprovalApproved {
+		t.Fatalf("answer after the credential was forgotten: %+v %v", got, err)
+	}
 	if _, err := c.AnswerApproval(context.Background(), "", true); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("client empty id: %v", err)
 	}
@@ -110,7 +131,7 @@ func TestApprovalRoutesWithNonePending(t *testing.T) {
 		method, path, body string
 		status             int
 		want               string
-	}{{"GET", "/api/v1/approvals", "", 200, `{"approvals":[]}`}, {"POST", "/api/v1/approvals/ap1", `{"approve":true}`, 404, `no pending approval \"ap1\"`}} {
+	}{{"GET", "/api/v1/approvals", "", 200, `{"approvals":[]}`}, {"POST", "/api/v1/approvals/ap1", `{"approve":true}`, 403, `approval credential`}} {
 		resp, body := sv.do(t, r.method, r.path, r.body, nil)
 		if resp.StatusCode != r.status || !strings.Contains(body, r.want) {
 			t.Fatalf("%s %s: %d %s", r.method, r.path, resp.StatusCode, body)

@@ -134,29 +134,37 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkPeer(c, l.uid); err != nil {
+		pid, err := checkPeer(c, l.uid)
+		if err != nil {
 			l.s.log.Warn("api: refused unix connection", "err", err)
 			_ = c.Close()
 			continue
 		}
-		return c, nil
+		return &peerConn{Conn: c, pid: pid}, nil
 	}
 }
 
-// checkPeer checks that the peer of a unix connection runs as uid.
-func checkPeer(c net.Conn, uid int) error {
+// peerConn is an accepted unix connection with its peer's pid, which decides whether the
+// peer may act as the owner ([Server.pluginPeer]).
+type peerConn struct {
+	net.Conn
+	pid int
+}
+
+// checkPeer checks that the peer of a unix connection runs as uid and returns its pid.
+func checkPeer(c net.Conn, uid int) (int, error) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return fmt.Errorf("not a unix connection: %T", c)
+		return 0, fmt.Errorf("not a unix connection: %T", c)
 	}
-	got, err := peerUID(uc)
+	got, pid, err := peerCred(uc)
 	if err != nil {
-		return fmt.Errorf("peer credentials: %w", err)
+		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
 	if got != uid {
-		return fmt.Errorf("peer uid %d is not %d", got, uid)
+		return 0, fmt.Errorf("peer uid %d is not %d", got, uid)
 	}
-	return nil
+	return pid, nil
 }
 
 // ServeTCP serves the API on ln until ctx is done, then shuts down gracefully. ln is closed.

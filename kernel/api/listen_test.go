@@ -158,7 +158,7 @@ func TestPeerUID(t *testing.T) {
 		a, b := net.Pipe()
 		defer a.Close()
 		defer b.Close()
-		if err := checkPeer(a, os.Geteuid()); err == nil {
+		if _, err := checkPeer(a, os.Geteuid()); err == nil {
 			t.Error("checkPeer accepted a pipe")
 		}
 	})

@@ -127,7 +127,7 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 	if len(in.Messages) == 0 {
 		return client.CompletionRequest{}, "messages", fmt.Errorf("messages is required and must not be empty")
 	}
-	out := client.CompletionRequest{Session: session, Model: in.Model, Messages: make([]client.IngestMessage, 0, len(in.Messages))}
+	out := client.CompletionRequest{Session: session, User: param == "user" && in.User != "", Model: in.Model, Messages: make([]client.IngestMessage, 0, len(in.Messages))}
 	for i, m := range in.Messages {
 		role := m.Role
 		switch role {

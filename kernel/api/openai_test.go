@@ -51,7 +51,7 @@ func TestCompletionsRequests(t *testing.T) {
 		{name: "user picks the session, unknown fields ignored",
 			body: `{"messages":[{"role":"system","content":"be brief"},{"role":"assistant","content":null},{"role":"user","content":"q","name":"bob"}],
 				"user":"alice@home","temperature":0.2,"top_p":1,"foo":{"bar":[1]},"tools":null,"tool_choice":null}`, want: 200,
-			wantReq: &client.CompletionRequest{Session: "alice@home", Messages: []client.IngestMessage{
+			wantReq: &client.CompletionRequest{Session: "alice@home", User: true, Messages: []client.IngestMessage{
 				{Role: "system", Content: "be brief"}, {Role: "assistant", Content: ""}, {Role: "user", Content: "q"}}}},
 		{name: "header wins over user", body: `{"messages":[{"role":"user","content":"hi"}],"user":"alice"}`,
 			hdr: map[string]string{"X-Hologram-Session": "tg:42"}, want: 200,

@@ -8,11 +8,12 @@ import (
 	"syscall"
 )
 
-// peerUID returns the uid of the process at the other end of c (SO_PEERCRED).
-func peerUID(c *net.UnixConn) (int, error) {
+// peerCred returns the uid and the pid of the process at the other end of c (SO_PEERCRED, as
+// of its connect).
+func peerCred(c *net.UnixConn) (uid, pid int, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return 0, fmt.Errorf("raw conn: %w", err)
+		return 0, 0, fmt.Errorf("raw conn: %w", err)
 	}
 	var (
 		cred    *syscall.Ucred
@@ -21,12 +22,12 @@ func peerUID(c *net.UnixConn) (int, error) {
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil {
-		return 0, fmt.Errorf("raw control: %w", err)
+		return 0, 0, fmt.Errorf("raw control: %w", err)
 	}
 	if credErr != nil {
-		return 0, fmt.Errorf("getsockopt SO_PEERCRED: %w", credErr)
+		return 0, 0, fmt.Errorf("getsockopt SO_PEERCRED: %w", credErr)
 	}
-	return int(cred.Uid), nil
+	return int(cred.Uid), int(cred.Pid), nil
 }
 
 // fileOwner returns the uid owning a file.

@@ -9,9 +9,9 @@ import (
 	"net"
 )
 
-// peerUID is only implemented on Linux; elsewhere every unix connection is refused.
-func peerUID(*net.UnixConn) (int, error) {
-	return 0, fmt.Errorf("peer credentials on this system: %w", errors.ErrUnsupported)
+// peerCred is only implemented on Linux; elsewhere every unix connection is refused.
+func peerCred(*net.UnixConn) (int, int, error) {
+	return 0, 0, fmt.Errorf("peer credentials on this system: %w", errors.ErrUnsupported)
 }
 
 // fileOwner is only implemented on Linux; elsewhere ServeUnix refuses to start.

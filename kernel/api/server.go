@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/security"
 )
 
 // Backend is what the API serves: the kernel's [client.Service] and its OpenAI-compatible
@@ -71,6 +72,8 @@ type Server struct {
 	pingEvery time.Duration
 	// testHookListening, when set, is called once a listener is ready.
 	testHookListening func(addr string)
+
+	creds credentials // the approval credentials of the owner's clients (approval.go)
 
 	mu      sync.Mutex
 	servers map[*http.Server]struct{}
@@ -120,6 +123,28 @@ type transportKey struct{}
 // listenAddrKey holds the listener's address for the Host check.
 type listenAddrKey struct{}
 
+// peerPIDKey holds a unix connection's peer pid (SO_PEERCRED).
+type peerPIDKey struct{}
+
+// pluginPeer refuses a unix peer that is one of the kernel's plugins or a process one of them
+// started (security.CheckPeer: the kernel is a child subreaper and starts nothing else), naming
+// the plugin when it can. ARCHITECTURE.md §5: plugins are never the owner.
+func (s *Server) pluginPeer(ctx context.Context, pid int) error {
+	self := os.Getpid()
+	if pid == self {
+		return nil
+	}
+	plugins := map[int]string{}
+	if ps, err := s.b.Plugins(ctx); err == nil {
+		for _, p := range ps {
+			if p.PID > 0 {
+				plugins[p.PID] = p.Name
+			}
+		}
+	}
+	return security.CheckPeer(pid, self, plugins)
+}
+
 // ServeHTTP applies the security checks (Origin/Referer, Host, bearer token), then routes the
 // request. Requests that did not arrive through [Server.ServeUnix] are treated as TCP requests.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +173,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.originAllowed(r) {
 		s.writeError(sw, r, http.StatusForbidden, "requests from browsers are refused (Origin or Referer not allowed)")
 		return
+	}
+	if pid, ok := r.Context().Value(peerPIDKey{}).(int); ok {
+		if err := s.pluginPeer(r.Context(), pid); err != nil {
+			s.log.Warn("api: refused a plugin's request", "method", r.Method, "path", r.URL.Path, "err", err)
+			s.writeError(sw, r, http.StatusForbidden, "plugins are never the owner: "+err.Error()+"; a plugin reaches the kernel only over its stdio, with the capabilities its manifest declares")
+			return
+		}
 	}
 	if tr, _ := r.Context().Value(transportKey{}).(transport); tr != transportUnix {
 		if !s.hostAllowed(r) {
@@ -351,7 +383,10 @@ func (s *Server) newHTTPServer(tr transport, listenAddr string) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if pc, ok := c.(*peerConn); ok {
+				ctx = context.WithValue(ctx, peerPIDKey{}, pc.pid)
+			}
 			ctx = context.WithValue(ctx, transportKey{}, tr)
 			return context.WithValue(ctx, listenAddrKey{}, listenAddr)
 		},

@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -57,17 +59,58 @@ func (c *HTTP) Approvals(ctx context.Context) ([]Approval, error) {
 	return out.Approvals, err
 }
 
+// ApprovalCredentialHeader carries a client's approval credential on POST
+// /api/v1/approvals/{id}: only the owner's clients holding one answer approvals, never a bare
+// connection to the socket.
+const ApprovalCredentialHeader = "X-Hologram-Approval-Credential"
+
+// ApprovalCredential is the answer of POST /api/v1/approvals/credential.
+type ApprovalCredential struct {
+	Client     string `json:"client"`
+	Credential string `json:"credential"`
+}
+
 // AnswerApproval approves or denies a pending approval (POST /api/v1/approvals/{id}
-// {"approve": bool}).
+// {"approve": bool}) with this client's approval credential, which it asks for on first use
+// (POST /api/v1/approvals/credential) and again once if the kernel no longer knows it (a
+// restarted kernel).
 func (c *HTTP) AnswerApproval(ctx context.Context, id string, approve bool) (Approval, error) {
 	if id == "" {
 		return Approval{}, fmt.Errorf("answer approval: empty id: %w", ErrInvalid)
 	}
 	var out Approval
-	err := c.do(ctx, http.MethodPost, "/api/v1/approvals/"+url.PathEscape(id), struct {
-		Approve bool `json:"approve"`
-	}{approve}, &out)
-	return out, err
+	for attempt := 0; ; attempt++ {
+		cred, err := c.approvalCredential(ctx, attempt > 0)
+		if err != nil {
+			return Approval{}, err
+		}
+		err = c.doHeader(ctx, http.MethodPost, "/api/v1/approvals/"+url.PathEscape(id), http.Header{ApprovalCredentialHeader: {cred}}, struct {
+			Approve bool `json:"approve"`
+		}{approve}, &out)
+		var e *Error
+		if attempt == 0 && errors.As(err, &e) && e.Status == http.StatusForbidden && strings.Contains(e.Message, "unknown approval credential") {
+			continue
+		}
+		return out, err
+	}
+}
+
+// approvalCredential returns the client's approval credential, asking the kernel for one when
+// it has none or renew is set.
+func (c *HTTP) approvalCredential(ctx context.Context, renew bool) (string, error) {
+	c.credMu.Lock()
+	defer c.credMu.Unlock()
+	if c.cred != "" && !renew {
+		return c.cred, nil
+	}
+	var out ApprovalCredential
+	if err := c.do(ctx, http.MethodPost, "/api/v1/approvals/credential", struct {
+		Client string `json:"client"`
+	}{c.clientName}, &out); err != nil {
+		return "", fmt.Errorf("approval credential: %w", err)
+	}
+	c.cred = out.Credential
+	return c.cred, nil
 }
 
 var _ Service = (*HTTP)(nil)

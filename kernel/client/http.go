@@ -14,8 +14,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -42,6 +44,9 @@ type Options struct {
 	// Timeout bounds each non-streaming call; zero means [DefaultTimeout]. Chat streams have no
 	// overall timeout: cancel their context instead.
 	Timeout time.Duration
+	// Client names this client to the kernel ("waiter", "hologram"; default: the program's
+	// name), e.g. for the approval credential it holds.
+	Client string
 	// OnError, when set, is called (from the calling goroutine) with the error of every request
 	// that fails: transport failures and the kernel's error answers. Cross-cutting behaviour
 	// such as a connection banner belongs here, not in a wrapper of every method.
@@ -51,6 +56,10 @@ type Options struct {
 // HTTP is the [Service] implementation that talks to a kernel over its HTTP API (docs/api.md),
 // on a unix socket or over TCP. It is safe for concurrent use.
 type HTTP struct {
+	clientName string
+	credMu     sync.Mutex
+	cred       string // the approval credential, once asked for
+
 	base    string // base URL without a trailing slash
 	socket  string // set in local mode, for error messages
 	token   string
@@ -65,7 +74,10 @@ func Dial(opts Options) (*HTTP, error) {
 	if (opts.Socket == "") == (opts.URL == "") {
 		return nil, fmt.Errorf("dial: set exactly one of a socket path and a remote URL")
 	}
-	c := &HTTP{token: opts.Token, timeout: opts.Timeout, onError: opts.OnError}
+	c := &HTTP{token: opts.Token, timeout: opts.Timeout, onError: opts.OnError, clientName: opts.Client}
+	if c.clientName == "" {
+		c.clientName = filepath.Base(os.Args[0])
+	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -291,11 +303,19 @@ func decodeError(resp *http.Response) error {
 // do runs one non-streaming call under the client's timeout, decoding a 2xx body into out (if not
 // nil).
 func (c *HTTP) do(ctx context.Context, method, path string, in, out any) error {
+	return c.doHeader(ctx, method, path, nil, in, out)
+}
+
+// doHeader is do with extra request headers.
+func (c *HTTP) doHeader(ctx context.Context, method, path string, hdr http.Header, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := c.newRequest(ctx, method, path, in)
 	if err != nil {
 		return err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	resp, err := c.send(req)
 	if err != nil {

@@ -147,6 +147,10 @@ type PluginConfig struct {
 	Dir      string   `json:"dir,omitempty"`
 	Env      []string `json:"env,omitempty"`
 	Disabled bool     `json:"disabled,omitempty"`
+	// Visibility is who may call an MCP server's tools: "owner" (the default: the owner's own
+	// sessions only) or "any" (groups', end users' and public sessions too). Native plugins
+	// declare theirs per tool in plugin.json.
+	Visibility string `json:"visibility,omitempty"`
 }
 
 // Plugin is a plugin as listed.
@@ -486,6 +490,8 @@ type Tool struct {
 	Parameters   any    `json:"parameters"`
 	ParallelSafe bool   `json:"parallel_safe"`
 	Source       string `json:"source"` // "builtin" or a plugin name
+	// Visibility is who may call it: "owner" (the owner's sessions only) or "any".
+	Visibility string `json:"visibility,omitempty"`
 }
 
 // CompletionService is the OpenAI-compatible surface (/v1/chat/completions, /v1/models) that the kernel
@@ -501,6 +507,7 @@ type CompletionService interface {
 // CompletionRequest is a /v1/chat/completions request reduced to what the kernel uses.
 type CompletionRequest struct {
 	Session  string          // from the `user` field or X-Hologram-Session; empty: "openai"
+	User     bool            // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
 	Model    string          // requested model; empty or unknown: the session's or default provider's
 	Messages []IngestMessage // system, user and assistant messages as sent; the last one is a user message
 }

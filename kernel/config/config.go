@@ -126,6 +126,8 @@ type PluginConfig struct {
 	Env []string `toml:"env"`
 	// Disabled keeps the plugin listed but not running.
 	Disabled bool `toml:"disabled"`
+	// Visibility is who may call an MCP server's tools: "owner" (the default) or "any".
+	Visibility string `toml:"visibility"`
 }
 
 // MemoryConfig shapes the memory (ARCHITECTURE.md §4).
@@ -557,6 +559,10 @@ func (c *Config) Validate() error {
 			bad("%s: the command's program is empty", where)
 		case p.Dir != "" && !filepath.IsAbs(p.Dir):
 			bad("%s: dir %q must be an absolute path", where, p.Dir)
+		case p.Visibility != "" && p.Visibility != "owner" && p.Visibility != "any":
+			bad("%s: visibility %q must be \"owner\" (the default) or \"any\"", where, p.Visibility)
+		case p.Visibility == "any" && p.Dir != "":
+			bad("%s: visibility is for MCP servers; a native plugin declares its tools' in plugin.json", where)
 		}
 		for _, e := range p.Env {
 			if k, _, ok := strings.Cut(e, "="); !ok || k == "" {

@@ -327,6 +327,9 @@ func TestValidate(t *testing.T) {
 		{"relative path", func(c *Config) { c.DataDir = "data" }, []string{`data dir "data" must be an absolute path`}},
 		{"empty data dir", func(c *Config) { c.DataDir = "" }, []string{"data dir (--data) must be set"}},
 		{"bad origin", func(c *Config) { c.API.AllowedOrigins = []string{"example.com"} }, []string{`"example.com" is not an origin`}},
+		{"plugin visibility", func(c *Config) {
+			c.Plugins = []PluginConfig{{Name: "a", Command: []string{"x"}, Visibility: "all"}, {Name: "b", Dir: "/p", Visibility: "any"}}
+		}, []string{`plugin "a": visibility "all" must be "owner" (the default) or "any"`, `plugin "b": visibility is for MCP servers`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

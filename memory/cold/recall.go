@@ -139,6 +139,9 @@ type Query struct {
 	// Scenes are the scenes the asker is in now, scene key → similarity (scene.Tracker.Match):
 	// events of those scenes are boosted. Empty: no scene boost.
 	Scenes map[string]float64
+	// Now is when the question is asked: "yesterday", "last week", "三天前" are resolved against
+	// it. Zero: relative expressions are not resolved (calendar dates and parts of months are).
+	Now time.Time
 }
 
 // Hit is one recalled event with its score and why it ranks there. When the event is longer
@@ -201,14 +204,19 @@ func (r *Recaller) Recall(ctx context.Context, q Query) ([]Hit, error) {
 		terms = dedupe(nameTerms) // a query that is only a name still finds that name
 	}
 	cs := map[int64]*cand{}
-	if len(terms) > 0 {
-		dates := queryDates(q.Text)
-		if err := r.search(ctx, q, terms, cs); err != nil {
+	qt := queryTime(q.Text, q.Now)
+	if len(terms) > 0 || !qt.empty() {
+		if len(terms) > 0 {
+			if err := r.search(ctx, q, terms, cs); err != nil {
+				return nil, err
+			}
+		}
+		if err := r.timeWindow(ctx, q, qt, cs); err != nil {
 			return nil, err
 		}
 		if len(cs) > 0 {
-			r.rescore(cs, partner, dates, q.Scenes)
-			if err := r.smooth(ctx, q, cs, dates); err != nil {
+			r.rescore(cs, partner, qt, q.Scenes)
+			if err := r.smooth(ctx, q, cs, qt); err != nil {
 				return nil, err
 			}
 			if err := r.coherence(ctx, cs, terms); err != nil {
@@ -251,8 +259,30 @@ func (r *Recaller) search(ctx context.Context, q Query, terms []string, cs map[i
 	return nil
 }
 
+// timeWindow adds the events of the one stretch of time the question names (a dated day, month
+// or span, timeWindow), so that a question that gives only a time ("what happened on 8 May
+// 2023?") finds that time's events even when its words match nothing there. They join as
+// candidates without a text score; the date boost ranks them.
+func (r *Recaller) timeWindow(ctx context.Context, q Query, qt qtime, cs map[int64]*cand) error {
+	from, to, ok := qt.window()
+	if !ok {
+		return nil
+	}
+	hits, err := r.opts.Index.SearchTerms(ctx, memory.TextQuery{Viewer: q.Viewer, Layers: q.Layers, Session: q.Session,
+		From: from, To: to, Limit: min(r.p.MaxCands, max(20, 6*q.K))})
+	if err != nil {
+		return fmt.Errorf("recall: events of %s: %w", from.Format(time.DateOnly), err)
+	}
+	for _, h := range hits {
+		if cs[h.Event.ID] == nil {
+			cs[h.Event.ID] = &cand{ev: h.Event, indexed: h.Indexed}
+		}
+	}
+	return nil
+}
+
 // rescore computes base scores: BM25 with partner, date and scene adjustments.
-func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate, scenes map[string]float64) {
+func (r *Recaller) rescore(cs map[int64]*cand, partner string, qt qtime, scenes map[string]float64) {
 	for _, c := range cs {
 		c.why = c.why[:0]
 		c.base = c.bm25
@@ -263,7 +293,7 @@ func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate, sc
 			c.base *= 1 + r.p.PartnerBoost
 			c.why = append(c.why, "said by "+c.ev.Partner)
 		}
-		if onDate(c.ev.Time, dates) {
+		if qt.boosts(c.ev.Time) {
 			c.base += r.p.DateBoost
 			c.why = append(c.why, "on the date asked")
 		}
@@ -279,7 +309,7 @@ func (r *Recaller) rescore(cs map[int64]*cand, partner string, dates []qdate, sc
 // to the one or two turns after it (and a little to the one before), within the same burst of
 // its conversation. The neighbours of those events are fetched, so in the (session, id) order of
 // all known events, a source's true next and previous turns sit right beside it.
-func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, dates []qdate) error {
+func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, qt qtime) error {
 	best := sortedByBase(cs)
 	if n := min(r.p.MaxNeighbour, 3*q.K); len(best) > n {
 		best = best[:n]
@@ -295,7 +325,7 @@ func (r *Recaller) smooth(ctx context.Context, q Query, cs map[int64]*cand, date
 	for _, ev := range nbs {
 		if cs[ev.ID] == nil && layerOK(ev.Layer, q.Layers) && (q.Session == "" || ev.Session == q.Session) {
 			c := &cand{ev: ev}
-			if onDate(ev.Time, dates) {
+			if qt.boosts(ev.Time) {
 				c.base = r.p.DateBoost
 				c.why = append(c.why, "on the date asked")
 			}

@@ -429,3 +429,45 @@ var englishStopWords = func() map[string]struct{} {
 	}
 	return m
 }()
+
+// Tagged is a word of a text with its jieba part-of-speech tag (ICTCLAS tags: n noun, nr
+// person name, ns place name, nt organisation, nz other proper noun, v verb, a adjective, d
+// adverb, r pronoun, p preposition, c conjunction, u particle, m numeral, eng Latin text, x
+// punctuation…).
+type Tagged struct {
+	Word, POS string
+}
+
+// Tag splits text into words with their parts of speech (jieba's Tag, HMM on). It loads jieba
+// like [Tokenizer.Tokens]; text without Han characters is not tagged (nil). The error is
+// non-nil only when jieba cannot be loaded or the Tokenizer is closed.
+func (t *Tokenizer) Tag(text string) ([]Tagged, error) {
+	if !strings.ContainsFunc(text, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+		return nil, nil
+	}
+	seg, err := t.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer t.mu.RUnlock()
+	var out []Tagged
+	for len(text) > 0 {
+		piece := text
+		if len(piece) > maxHanRun {
+			cut := maxHanRun
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			piece = text[:cut]
+		}
+		text = text[len(piece):]
+		for _, wt := range seg.jb.Tag(piece) {
+			i := strings.LastIndexByte(wt, '/')
+			if i <= 0 {
+				continue
+			}
+			out = append(out, Tagged{Word: wt[:i], POS: wt[i+1:]})
+		}
+	}
+	return out, nil
+}

@@ -39,13 +39,17 @@ type Lexicon struct {
 	opts LexiconOptions
 	log  *slog.Logger
 
-	once    sync.Once
-	err     error
-	loaded  atomic.Bool
-	warming atomic.Bool       // Warm started the load: callers do not wait for it
+	once   sync.Once
+	err    error
+	loaded atomic.Bool
+	// warming: Warm started the load, and callers do not wait for it.
+	warming atomic.Bool
 	exc     map[string]string // irregular form → lemma (a few thousand entries)
 	nets    nounNet           // the noun network, pointer-free (see nounNet)
-	memo    sync.Map          // word → []string expansion tokens
+	// verbs, adjs, advs are the sorted FNV-1a hashes of index.verb, index.adj and index.adv
+	// lemmas (empty when the files are absent): the word classes of [Lexicon.Classes].
+	verbs, adjs, advs []uint64
+	memo              sync.Map // word → []string expansion tokens
 }
 
 // nounNet is WordNet's noun network in flat arrays without pointers, so that the garbage
@@ -347,7 +351,113 @@ func (l *Lexicon) load() error {
 	n.lemmaSen = append(n.lemmaSen, uint32(len(n.senses)))
 	n.blob = slices.Clip(n.blob)
 	l.nets = n
+	for _, c := range []struct {
+		file string
+		into *[]uint64
+	}{{"index.verb", &l.verbs}, {"index.adj", &l.adjs}, {"index.adv", &l.advs}} {
+		hs, err := lemmaHashes(filepath.Join(dir, c.file))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		*c.into = hs
+	}
 	return nil
+}
+
+// WordNetClassFiles are the index files that give [Lexicon.Classes] the verbs, adjectives and
+// adverbs (Debian's wordnet-base ships them beside [WordNetFiles]; without them only nouns are
+// known).
+var WordNetClassFiles = []string{"index.verb", "index.adj", "index.adv"}
+
+// lemmaHashes reads the lemmas of a WordNet index file as sorted FNV-1a hashes.
+func lemmaHashes(path string) ([]uint64, error) {
+	var hs []uint64
+	err := eachLine(path, func(line string) error {
+		if strings.HasPrefix(line, "  ") {
+			return nil // licence header
+		}
+		if i := strings.IndexByte(line, ' '); i > 0 {
+			hs = append(hs, fnv64(line[:i]))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(hs)
+	return slices.Compact(hs), nil
+}
+
+// Word classes of [Lexicon.Classes], as bits.
+const (
+	ClassNoun = 1 << iota
+	ClassVerb
+	ClassAdj
+	ClassAdv
+)
+
+// Classes returns the WordNet word classes of an English word (lower case) as ClassNoun,
+// ClassVerb, ClassAdj and ClassAdv bits: the classes whose index lists the word itself or its
+// lemma (an irregular form, a regular plural for nouns, -s/-ed/-ing for verbs). 0 means the
+// word is unknown (a name, a misspelling) or the lexicon did not load. Multi-word lemmas are
+// written with spaces or underscores ("ice cream").
+func (l *Lexicon) Classes(word string) int {
+	if l == nil || l.Load(context.Background()) != nil || word == "" {
+		return 0
+	}
+	word = strings.ReplaceAll(strings.ToLower(word), " ", "_")
+	c := 0
+	if _, ok := l.nounLemma(word); ok {
+		c |= ClassNoun
+	}
+	has := func(hs []uint64, w string) bool {
+		_, ok := slices.BinarySearch(hs, fnv64(w))
+		return ok
+	}
+	forms := []string{word}
+	if v, ok := l.exc[word]; ok {
+		forms = append(forms, v)
+	}
+	for _, suf := range []string{"s", "es", "ed", "d", "ing"} {
+		if b, ok := strings.CutSuffix(word, suf); ok && len(b) > 1 {
+			forms = append(forms, b, b+"e")
+			if n := len(b); n > 2 && b[n-1] == b[n-2] {
+				forms = append(forms, b[:n-1]) // "stopped" → "stop"
+			}
+			if suf == "s" || suf == "es" {
+				if y, ok := strings.CutSuffix(b, "i"); ok {
+					forms = append(forms, y+"y") // "studies" → "study"
+				}
+			}
+		}
+	}
+	for _, f := range forms {
+		if has(l.verbs, f) {
+			c |= ClassVerb
+			break
+		}
+	}
+	if v, ok := l.exc[word]; has(l.adjs, word) || ok && has(l.adjs, v) {
+		c |= ClassAdj
+	}
+	if has(l.advs, word) {
+		c |= ClassAdv
+	}
+	return c
+}
+
+// NounLemma returns the noun lemma of an English word ("turtles" → "turtle", "mice" → "mouse")
+// and whether WordNet knows it as a noun; an unknown word is returned as it is.
+func (l *Lexicon) NounLemma(word string) (string, bool) {
+	if l == nil || l.Load(context.Background()) != nil {
+		return word, false
+	}
+	w := strings.ReplaceAll(strings.ToLower(word), " ", "_")
+	i, ok := l.nounLemma(w)
+	if !ok {
+		return word, false
+	}
+	return strings.ReplaceAll(l.nets.text(l.nets.lemmaRef[i]), "_", " "), true
 }
 
 func eachLine(path string, fn func(string) error) error {

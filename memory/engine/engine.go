@@ -80,6 +80,10 @@ type Options struct {
 	Dense DenseOptions
 	// Recall holds recall's retrieval parameters (nil: cold.DefaultParams).
 	Recall *cold.Params
+	// Lexicon (WordNet's word classes) and Tag (jieba's parts of speech) let the rules
+	// extractor tell nouns and names from other words (nil: objects are not checked).
+	Lexicon graph.Lexicon
+	Tag     func(text string) []graph.Tagged
 }
 
 // Engine is the memory of one kernel.
@@ -95,6 +99,7 @@ type Engine struct {
 	dense  *Dense // nil without a model manager
 	scenes *scene.Tracker
 	obs    *sceneObserver
+	turns  *turnFacts
 	gcMu   sync.Mutex // one GC pass at a time
 
 	mu       sync.Mutex
@@ -105,7 +110,7 @@ type Engine struct {
 
 	partnersMu sync.Mutex
 	partners   []string
-	partnersAt time.Time
+	partnersAt time.Time // zero: not read yet (or invalidated)
 
 	sessInfo sync.Map // session id → sessionInfo: what of a session never changes
 }
@@ -173,6 +178,7 @@ func New(opts Options) (*Engine, error) {
 	m.rec = rec
 	m.scenes = scene.NewTracker(opts.Store, scene.Options{Clock: opts.Clock})
 	m.obs = newSceneObserver(m)
+	m.turns = newTurnFacts(m)
 	return m, nil
 }
 
@@ -190,6 +196,7 @@ func (m *Engine) Close() error {
 	m.gcMu.Lock()
 	m.gcMu.Unlock()
 	m.obs.flush()
+	m.turns.close()
 	if m.dense != nil {
 		return m.dense.close()
 	}
@@ -199,9 +206,12 @@ func (m *Engine) Close() error {
 // Dense returns the dense side, nil when the engine has no model manager.
 func (m *Engine) Dense() *Dense { return m.dense }
 
-// Settle waits until the background work on what was stored so far (scene observation) is
-// done; benchmarks and tests call it between ingesting and asking.
-func (m *Engine) Settle() { m.obs.flush() }
+// Settle waits until the background work on what was stored so far (scene observation, the
+// turns' facts) is done; benchmarks and tests call it between ingesting and asking.
+func (m *Engine) Settle() {
+	m.obs.flush()
+	m.turns.wait()
+}
 
 // Reset drops everything the engine cached of the store (after a restore replaced it).
 func (m *Engine) Reset() {
@@ -212,7 +222,7 @@ func (m *Engine) Reset() {
 	m.mu.Unlock()
 	m.sessInfo.Clear()
 	m.partnersMu.Lock()
-	m.partners = nil
+	m.partners, m.partnersAt = nil, time.Time{}
 	m.partnersMu.Unlock()
 	m.scenes.Invalidate()
 }
@@ -235,6 +245,11 @@ func (m *Engine) session(ctx context.Context, id string) (sessionInfo, error) {
 	}
 	si := sessionInfo{channel: s.Channel, partner: s.Partner, scope: s.Scope}
 	m.sessInfo.Store(id, si)
+	if si.partner != "" { // a session the engine has not seen may bring a new partner's name
+		m.partnersMu.Lock()
+		m.partners, m.partnersAt = nil, time.Time{}
+		m.partnersMu.Unlock()
+	}
 	return si, nil
 }
 
@@ -242,7 +257,8 @@ func (m *Engine) session(ctx context.Context, id string) (sessionInfo, error) {
 func (m *Engine) partnerNames(ctx context.Context, _ memory.Viewer) ([]string, error) {
 	m.partnersMu.Lock()
 	defer m.partnersMu.Unlock()
-	if m.partners != nil && m.clock().Sub(m.partnersAt) < 5*time.Second {
+	// An empty list is cached too: a store without partners is the common case.
+	if !m.partnersAt.IsZero() && m.clock().Sub(m.partnersAt) < 5*time.Second {
 		return m.partners, nil
 	}
 	ps, err := m.store.Partners(ctx)
@@ -325,6 +341,7 @@ func (m *Engine) compute(ctx context.Context, session, input string, sink bool) 
 	res := window.ComputeQuery(sw.cands, q, m.cfg, m.recalled)
 	w := Window{Session: session, Input: input, Budget: res.Budget, Used: res.Used, Pinned: res.Pinned, Sunk: len(res.Sunk)}
 	kept := make([]memory.Event, 0, len(res.Items))
+	w.Items = make([]WindowItem, 0, len(res.Items))
 	for _, it := range res.Items {
 		e := sw.cands[it.Index].Event
 		kept = append(kept, e)
@@ -400,6 +417,7 @@ func (m *Engine) sessionWindow(ctx context.Context, session string) (*sessWin, e
 func (m *Engine) Appended(evs []memory.Event) {
 	m.addToWindows(evs)
 	m.obs.appended(evs)
+	m.turns.add(evs) // the turn's facts, in the background
 	if m.dense != nil {
 		m.dense.notify() // new events to embed, in the background
 	}
@@ -491,12 +509,12 @@ func (m *Engine) Recall(ctx context.Context, session, text string, k int, layers
 	if err != nil {
 		return nil, err
 	}
-	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Layers: layers, Exclude: exclude, Scenes: scenes})
+	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Layers: layers, Exclude: exclude, Scenes: scenes, Now: m.clock()})
 }
 
 // RecallFor is recall for a viewer of no session (a plugin outside a turn): no scenes.
 func (m *Engine) RecallFor(ctx context.Context, v memory.Viewer, text string, k int) ([]cold.Hit, error) {
-	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k})
+	return m.rec.Recall(ctx, cold.Query{Text: text, Viewer: v, K: k, Now: m.clock()})
 }
 
 // activeScenes returns the scenes the asker is in (similarity ≥ the recall threshold): the

@@ -113,13 +113,18 @@ func (m *Engine) distillerWith(adjust func(*graph.Options)) (*graph.Distiller, e
 			}
 		}
 	}
-	rules := graph.NewRules(graph.RulesOptions{Keywords: m.keywords})
+	rules := m.rules()
 	o := graph.Options{Graph: m.store, Extractor: ex, Fallback: rules, Clock: m.clock,
 		MaxAccesses: cfg.DistillAccesses, Idle: cfg.DistillIdle, Log: m.log}
 	if adjust != nil {
 		adjust(&o)
 	}
 	return graph.NewDistiller(o)
+}
+
+// rules is the LLM-free extractor as distillation and the turns' facts use it.
+func (m *Engine) rules() *graph.Rules {
+	return graph.NewRules(graph.RulesOptions{Keywords: m.keywords, Lexicon: m.opts.Lexicon, Tag: m.opts.Tag})
 }
 
 // keywords are the rules extractor's Chinese topics: the text's jieba words of two or more

@@ -35,15 +35,16 @@ var FactsSchema = json.RawMessage(`{
       "items": {
         "type": "object",
         "additionalProperties": false,
-        "required": ["subject", "subject_kind", "predicate", "object", "object_kind", "sources", "replaces", "valid_from"],
+        "required": ["subject", "subject_kind", "predicate", "object", "object_kind", "sources", "replaces", "ends", "valid_from"],
         "properties": {
           "subject": {"type": "string", "minLength": 1, "maxLength": 200},
           "subject_kind": {"type": "string", "enum": ["person", "place", "org", "thing", "concept", "time", "event", "animal"]},
-          "predicate": {"type": "string", "minLength": 1, "maxLength": 100, "description": "lower case verb phrase: lives in, works at, likes, has sister"},
+          "predicate": {"type": "string", "minLength": 1, "maxLength": 100, "description": "one of the vocabulary's predicates: lives in, works at, likes, sister of, visited…"},
           "object": {"type": "string", "minLength": 1, "maxLength": 200},
           "object_kind": {"type": "string", "enum": ["person", "place", "org", "thing", "concept", "time", "event", "animal"]},
           "sources": {"type": "array", "minItems": 1, "items": {"type": "integer"}, "description": "ids of the events that state the fact"},
           "replaces": {"type": "boolean", "description": "true when the fact corrects or updates an earlier fact with the same subject and predicate"},
+          "ends": {"type": "boolean", "description": "true when the events say the fact is no longer true (I no longer play cello): it ends, nothing new is stored"},
           "valid_from": {"type": "string", "description": "RFC 3339 time the fact became true, or empty"}
         }
       }
@@ -146,10 +147,11 @@ func (l *LLM) systemPrompt() string {
 Each fact is subject —predicate→ object between two named entities.
 - State only what the events say; never guess. Skip small talk, questions and opinions about the conversation itself.
 - First-person statements are about their speaker: use the speaker's name as shown in the event line ("` + l.owner + `" is the owner). The assistant's own statements are not facts about anyone.
-- predicate: a short lower-case verb phrase ("lives in", "works at", "likes", "has sister", "visited").
+- predicate: one of ` + vocabularyList() + `; "<relation> of" takes the relative as subject and the person as object ("Anna" sister of "` + l.owner + `"); use "talks about" only when none fits.
 - subject_kind and object_kind: one of person, place, org, thing, concept, time, event, animal.
 - sources: the ids (the numbers in brackets) of the events that state the fact.
 - replaces: true when the fact corrects or updates an earlier one with the same subject and predicate (moved to a new city, changed jobs).
+- ends: true when the events say a fact no longer holds ("I no longer play cello", "我现在不住在北京了"); give that old fact with ends true, and the new one, if any, as its own fact.
 - valid_from: the RFC 3339 time the fact became true when the events say so, otherwise "".
 Reply with only a JSON object matching the schema: {"facts": [...]}, an empty list when there is nothing to keep.`
 }
@@ -211,6 +213,7 @@ type wireFact struct {
 	ObjectKind  string  `json:"object_kind"`
 	Sources     []int64 `json:"sources"`
 	Replaces    bool    `json:"replaces"`
+	Ends        bool    `json:"ends"`
 	ValidFrom   string  `json:"valid_from"`
 }
 
@@ -246,7 +249,7 @@ func parseFacts(reply string, ids map[int64]bool) ([]memory.Fact, error) {
 func validFact(wf wireFact, ids map[int64]bool) (memory.Fact, error) {
 	f := memory.Fact{
 		Subject: normName(wf.Subject), Object: normName(wf.Object),
-		Predicate: memory.NormalizePredicate(wf.Predicate), Replaces: wf.Replaces,
+		Predicate: memory.NormalizePredicate(wf.Predicate), Replaces: wf.Replaces, Ends: wf.Ends,
 		SubjectKind: validKindOr(wf.SubjectKind), ObjectKind: validKindOr(wf.ObjectKind),
 	}
 	for _, c := range []struct {
@@ -324,4 +327,13 @@ func firstObject(reply string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: the reply is empty (want a JSON object)", ErrInvalidReply)
 	}
 	return nil, fmt.Errorf("%w: the reply holds no complete JSON object", ErrInvalidReply)
+}
+
+// vocabularyList renders the predicate vocabulary for the prompt.
+func vocabularyList() string {
+	names := make([]string, 0, len(Vocabulary))
+	for _, p := range Vocabulary {
+		names = append(names, strconv.Quote(p.Name))
+	}
+	return strings.Join(names, ", ")
 }

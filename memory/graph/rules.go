@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -19,8 +20,8 @@ type RulesOptions struct {
 	Owner string
 	// NoMentions turns off the "mentions" facts read from capitalised names.
 	NoMentions bool
-	// MaxMentions bounds the mentions facts of one event (tool results can be long lists of
-	// names). 0 means 8.
+	// MaxMentions bounds the catch-all facts of the names one event mentions (tool results and
+	// pasted documents can be long lists of names). 0 means 3.
 	MaxMentions int
 	// MaxToolText bounds the bytes of a tool result that are read for mentions and topics.
 	// 0 means 4096.
@@ -34,6 +35,15 @@ type RulesOptions struct {
 	// such a text. Without it Chinese text gets no topics: the English chunking needs spaces
 	// between words. It must be safe for concurrent use.
 	Keywords func(text string) []string
+	// Lexicon, when set, tells English nouns from other words (the kernel passes WordNet's):
+	// an object must be a noun phrase, and a verb after a named subject is recognised in any
+	// form. Without it, objects are not checked by part of speech.
+	Lexicon Lexicon
+	// Tag, when set, returns the words of a text holding Han characters with their jieba
+	// part-of-speech tags (the kernel passes jieba's): a Chinese object must end in a noun or a
+	// name, names (nr, ns, nt, nz) are the Chinese catch-all objects, and relations' names
+	// must be tagged person names. It must be safe for concurrent use.
+	Tag func(text string) []Tagged
 }
 
 // Rules is the LLM-free extractor: English and Chinese first-person patterns ("I live in
@@ -67,17 +77,20 @@ type Rules struct {
 	maxTool     int
 	maxTopics   int
 	keywords    func(string) []string
+	lex         Lexicon
+	tag         func(string) []Tagged
+	refs        *sessionRefs
 }
 
 // NewRules returns a rules extractor.
 func NewRules(o RulesOptions) *Rules {
 	r := &Rules{owner: o.Owner, mentions: !o.NoMentions, maxMentions: o.MaxMentions, maxTool: o.MaxToolText,
-		maxTopics: o.MaxTopics, keywords: o.Keywords}
+		maxTopics: o.MaxTopics, keywords: o.Keywords, lex: o.Lexicon, tag: o.Tag, refs: &sessionRefs{}}
 	if r.owner == "" {
 		r.owner = DefaultOwner
 	}
 	if r.maxMentions <= 0 {
-		r.maxMentions = 8
+		r.maxMentions = 3
 	}
 	if r.maxTool <= 0 {
 		r.maxTool = 4096
@@ -102,12 +115,42 @@ func (r *Rules) Extract(ctx context.Context, evs []memory.Event) ([]memory.Fact,
 		}
 		use = newWordUse(texts)
 	}
+	// The names the batch writes as persons' may be the subjects of their own facts.
+	known := map[string]string{}
+	partners := map[string]bool{}
+	for _, e := range evs {
+		if p := strings.TrimSpace(e.Partner); p != "" {
+			known[strings.ToLower(p)] = KindPerson
+			partners[strings.ToLower(p)] = true
+		}
+		if r.mentions {
+			for _, s := range sentences(r.text(e)) {
+				for _, m := range mentionsIn(s, use) {
+					if m.kind == KindPerson && !strings.Contains(m.name, " ") {
+						known[strings.ToLower(m.name)] = KindPerson
+					}
+				}
+			}
+		}
+	}
 	var facts []memory.Fact
+	prior := map[string]map[string]string{} // subject key → object → predicate, for switches
 	for _, e := range evs {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, fmt.Errorf("rules extraction: %w", err)
 		}
-		facts = append(facts, r.event(e, use)...)
+		fs := r.event(e, use, known, partners, prior)
+		for _, f := range fs {
+			if f.Ends || f.Predicate == PredicateTalksAbout {
+				continue
+			}
+			k := memory.NameKey(f.Subject)
+			if prior[k] == nil {
+				prior[k] = map[string]string{}
+			}
+			prior[k][strings.ToLower(f.Object)] = f.Predicate
+		}
+		facts = append(facts, fs...)
 	}
 	facts = consolidate(facts)
 	return facts, adoptions(evs, facts), nil
@@ -131,20 +174,61 @@ func (r *Rules) text(e memory.Event) string {
 }
 
 // event reads the facts of one event; use says how the batch writes its words (see
-// [wordUse]).
-func (r *Rules) event(e memory.Event, use wordUse) []memory.Fact {
+// [wordUse]); known holds the lower-case names the batch knows as persons or animals (with
+// their kinds), and grows with the relations the event names.
+func (r *Rules) event(e memory.Event, use wordUse, known map[string]string, partners map[string]bool, prior map[string]map[string]string) []memory.Fact {
 	text := r.text(e)
 	subj := speaker(e, r.owner)
 	var facts []memory.Fact
+	var hanTags []Tagged
 	for _, s := range sentences(text) {
 		if subj == "" || isQuestion(s) {
 			continue
 		}
-		for _, st := range englishStatements(s) {
-			facts = append(facts, st.fact(subj, e.ID))
+		at := namedTime(s, e.Time)
+		var cls []clause
+		if hasHan(s) {
+			tags := r.tagText(s)
+			hanTags = append(hanTags, tags...)
+			cls = r.zhClauses(s, e.Session, subj, tags)
+		} else {
+			cls = r.clauses(s, e.Session, subj, known)
 		}
-		for _, st := range chineseStatements(s) {
-			facts = append(facts, st.fact(subj, e.ID))
+		for ci, c := range cls {
+			var sts []statement
+			if ci == 0 && hasHan(c.text) {
+				sts = zhRelNames(c.text, r.tagText(c.text))
+			}
+			corr := r.correct(c.text, prior[memory.NameKey(c.subj)])
+			sts = append(sts, corr.sts...)
+			c.text = corr.text
+			first := len(sts)
+			if hasHan(c.text) {
+				sts = append(sts, chineseStatements(c.text)...)
+				if r.tag != nil {
+					sts = append(sts, zhPlaceStatements(r.tag(c.text))...)
+				}
+			} else {
+				sts = append(sts, englishStatements(c.text)...)
+			}
+			for i, st := range sts {
+				if c.events && !eventPredicates[st.pred] && st.pred != "does" {
+					continue
+				}
+				if corr.ends && i >= first && st.rel == "" {
+					st.ends, st.replaces = true, false
+				}
+				facts = append(facts, r.statementFacts(st, c, e, at, known)...)
+			}
+		}
+	}
+	if subj != "" {
+		for _, t := range hanTags {
+			if nameTag(t.POS) && utf8.RuneCountInString(t.Word) >= 2 && !strings.EqualFold(t.Word, subj) {
+				if _, ok := known[strings.ToLower(t.Word)]; !ok && t.POS == "nr" {
+					known[strings.ToLower(t.Word)] = KindPerson
+				}
+			}
 		}
 	}
 	who, whoKind := mentioner(e, r.owner)
@@ -157,14 +241,17 @@ func (r *Rules) event(e memory.Event, use wordUse) []memory.Fact {
 	}
 	for _, f := range facts {
 		named[memory.NameKey(f.Object)] = true
+		named[memory.NameKey(f.Subject)] = true
 	}
-	patterns := len(facts)
+	typed := len(facts)
 	if r.mentions {
-		facts = r.mentionFacts(facts, e, text, use, who, whoKind, named)
+		facts = r.mentionFacts(facts, e, text, use, who, whoKind, named, partners)
+		facts = r.hanNameFacts(facts, e, hanTags, who, whoKind, named)
 	}
-	if r.maxTopics > 0 {
-		// "My dog is Rex" has said dog already ("has dog → Rex").
-		for _, f := range facts[:patterns] {
+	if r.maxTopics > 0 && len(facts) == 0 {
+		// The catch-all topics only for an event that states nothing else: a typed fact or a
+		// name says more than a topic.
+		for _, f := range facts[:typed] {
 			named[memory.NameKey(f.Predicate)] = true
 		}
 		speakerWords := map[string]bool{}
@@ -173,7 +260,15 @@ func (r *Rules) event(e memory.Event, use wordUse) []memory.Fact {
 				speakerWords[w] = true
 			}
 		}
-		for _, t := range r.topicsOf(text, use, named, speakerWords, r.maxTopics) {
+		n := 0
+		for _, t := range r.topicsOf(text, use, named, speakerWords, r.maxTopics*4) {
+			if n >= r.maxTopics {
+				break
+			}
+			if !r.topicOK(t) {
+				continue
+			}
+			n++
 			facts = append(facts, memory.Fact{
 				Subject: who, SubjectKind: whoKind, Predicate: PredicateTalksAbout,
 				Object: t, ObjectKind: KindConcept, Sources: []int64{e.ID},
@@ -183,9 +278,182 @@ func (r *Rules) event(e memory.Event, use wordUse) []memory.Fact {
 	return facts
 }
 
-// mentionFacts appends to facts the mentions facts of one event (at most MaxMentions), and
-// adds their names to named.
-func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, use wordUse, who, whoKind string, named map[string]bool) []memory.Fact {
+// tagText tags a text's words with the Tag hook (nil without one).
+func (r *Rules) tagText(s string) []Tagged {
+	if r.tag == nil {
+		return nil
+	}
+	return r.tag(s)
+}
+
+// topicOK reports whether a topic candidate names a thing: an English phrase whose words are
+// nouns (the lexicon's) or a Chinese keyword tagged a noun.
+func (r *Rules) topicOK(t string) bool {
+	if hasHan(t) {
+		if r.tag == nil {
+			return true
+		}
+		tags := r.tag(t)
+		return len(tags) > 0 && nounTag(tags[len(tags)-1].POS) && !slices.ContainsFunc(tags, func(x Tagged) bool { return functionTag(x.POS) })
+	}
+	if r.lex == nil {
+		return true
+	}
+	for _, w := range strings.Fields(t) {
+		if c := r.lex.Classes(w); c&ClassNoun == 0 || c&ClassAdj != 0 && !nounFirst[w] {
+			return false
+		}
+	}
+	return r.objectOK(PredicateTalksAbout, t)
+}
+
+// statementFacts turns one statement of a clause into facts: the clause's subject's, or, for
+// a relation ("my sister is Anna"), the named entity's ("Anna —sister of→ speaker", and
+// "Rex —is a→ dog" for a pet). Objects that are not nouns or names are dropped; event facts
+// are dated with the time the sentence names.
+func (r *Rules) statementFacts(st statement, c clause, e memory.Event, at time.Time, known map[string]string) []memory.Fact {
+	if st.rel != "" {
+		name := st.obj
+		if name == "" || strings.EqualFold(name, c.subj) {
+			return nil
+		}
+		kind := KindPerson
+		pred := st.rel + " of"
+		if pets[st.rel] || st.rel == "guinea pig" {
+			kind, pred = KindAnimal, "pet of"
+		}
+		r.refs.set(e.Session, c.subj, st.rel, name)
+		if _, ok := known[strings.ToLower(name)]; !ok {
+			known[strings.ToLower(name)] = kind
+		}
+		out := []memory.Fact{{Subject: name, SubjectKind: kind, Predicate: pred, Object: c.subj, ObjectKind: c.kind, Sources: []int64{e.ID}}}
+		if pred == "pet of" && st.rel != "pet" {
+			out = append(out, memory.Fact{Subject: name, SubjectKind: kind, Predicate: "is a", Object: st.rel, ObjectKind: KindAnimal, Sources: []int64{e.ID}})
+		}
+		return out
+	}
+	if st.pred == "age" {
+		st.obj += " years old"
+	}
+	st.obj = strings.TrimFunc(st.obj, func(r rune) bool { return unicode.IsPunct(r) && r != '\'' && r != '.' || unicode.IsSpace(r) })
+	if rejectFirst[strings.ToLower(firstWord(st.obj))] {
+		return nil
+	}
+	st.obj = r.cutObject(st.obj)
+	if strings.EqualFold(st.obj, c.subj) || !r.objectOK(st.pred, st.obj) {
+		return nil
+	}
+	if st.pred == "visited" && hasHan(st.obj) && hasAnySuffix(st.obj, zhEventSuffixes) {
+		st.pred, st.kind = "attended", KindEvent
+	}
+	if hasHan(st.obj) {
+		st.obj = r.hanObject(st.obj)
+	} else if r.lex != nil && !isUpperStart(st.obj) {
+		// One spelling per noun: the head's lemma ("turtles" → "turtle").
+		words := strings.Fields(st.obj)
+		if l, ok := r.lex.NounLemma(strings.ToLower(words[len(words)-1])); ok && !strings.Contains(l, " ") {
+			words[len(words)-1] = l
+			st.obj = strings.Join(words, " ")
+		}
+	}
+	f := memory.Fact{Subject: c.subj, SubjectKind: c.kind, Predicate: st.pred, Object: st.obj, ObjectKind: st.kind,
+		Replaces: st.replaces, Ends: st.ends, Sources: []int64{e.ID}}
+	if eventPredicates[st.pred] && !at.IsZero() {
+		f.ValidFrom = at
+	}
+	return []memory.Fact{f}
+}
+
+// cutObject ends an English object before a pronoun or a word that can only be a verb (the
+// lexicon's): "art lets us get our emotions" → "art".
+func (r *Rules) cutObject(obj string) string {
+	if hasHan(obj) {
+		return obj
+	}
+	words := strings.Fields(obj)
+	for i := 1; i < len(words); i++ {
+		lw := strings.ToLower(words[i])
+		// "art lets us …": a word in -s followed by a pronoun or a determiner is a verb.
+		verbS := strings.HasSuffix(lw, "s") && i+1 < len(words) && (objectPronouns[strings.ToLower(words[i+1])] || determiners[strings.ToLower(words[i+1])])
+		if verbS || objectPronouns[lw] || r.lex != nil && !isUpperStart(words[i]) && r.lex.Classes(lw)&(ClassVerb|ClassNoun) == ClassVerb {
+			return strings.Join(words[:i], " ")
+		}
+	}
+	return obj
+}
+
+// hanObject strips a Chinese object's leading words that are not part of the entity
+// (numerals, measure words, adverbs, pronouns: 很多朋友的礼物 → 朋友的礼物, 一套拼图 → 拼图).
+func (r *Rules) hanObject(obj string) string {
+	if r.tag == nil {
+		return obj
+	}
+	tags := r.tag(obj)
+	i := 0
+	for i < len(tags)-1 && (functionTag(tags[i].POS) && tags[i].POS != "f" || tags[i].Word == "的") {
+		i++
+	}
+	var b strings.Builder
+	for _, t := range tags[i:] {
+		b.WriteString(t.Word)
+	}
+	if b.Len() == 0 {
+		return obj
+	}
+	return b.String()
+}
+
+// zhNotNameSuffixes end descriptive words jieba may tag as names: colours (碧绿色) and
+// localisers (花园里).
+var zhNotNameSuffixes = []string{"色", "里", "上", "中", "下", "内", "外"}
+
+// latinNeighbour reports whether the Latin word tags[i] stands next to another Latin word
+// (across spaces and punctuation): part of a title ("Minions: The Rise of Gru"), not a name.
+func latinNeighbour(tags []Tagged, i int) bool {
+	for _, d := range []int{-1, 1} {
+		for j := i + d; j >= 0 && j < len(tags); j += d {
+			if tags[j].POS == "eng" {
+				return true
+			}
+			if strings.TrimSpace(tags[j].Word) != "" && !strings.ContainsAny(tags[j].Word, ":：-'\"") {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// hanNameFacts appends the Chinese catch-all facts of an event: the proper names jieba tags
+// (nr, ns, nt, nz; two characters or more) that no fact names yet, at most MaxMentions.
+func (r *Rules) hanNameFacts(facts []memory.Fact, e memory.Event, tags []Tagged, who, whoKind string, named map[string]bool) []memory.Fact {
+	n := 0
+	for i, t := range tags {
+		// jieba's dictionary tags some two-character words as names (安静 nr, 东西 ns): names
+		// of three characters or more, and Latin names, are the reliable ones.
+		latin := t.POS == "eng" && isUpperStart(t.Word) && utf8.RuneCountInString(t.Word) >= 2 && !common[strings.ToLower(t.Word)] &&
+			!latinNeighbour(tags, i)
+		if !latin && (!nameTag(t.POS) || utf8.RuneCountInString(t.Word) < 3 || hasAnySuffix(t.Word, zhNotNameSuffixes)) || named[memory.NameKey(t.Word)] ||
+			strings.EqualFold(t.Word, who) {
+			continue
+		}
+		if n >= r.maxMentions {
+			break
+		}
+		named[memory.NameKey(t.Word)] = true
+		n++
+		kind := nameTagKind(t.POS)
+		if latin {
+			kind = KindThing
+		}
+		facts = append(facts, memory.Fact{Subject: who, SubjectKind: whoKind, Predicate: PredicateTalksAbout,
+			Object: t.Word, ObjectKind: kind, Sources: []int64{e.ID}})
+	}
+	return facts
+}
+
+// mentionFacts appends to facts the catch-all facts of the names an event mentions (at most
+// MaxMentions) that no fact names yet, and adds their names to named.
+func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, use wordUse, who, whoKind string, named, partners map[string]bool) []memory.Fact {
 	n := 0
 	for _, s := range sentences(text) {
 		for _, m := range mentionsIn(s, use) {
@@ -196,15 +464,58 @@ func (r *Rules) mentionFacts(facts []memory.Fact, e memory.Event, text string, u
 			if named[k] || named[memory.NameKey(firstWord(m.name))] {
 				continue
 			}
+			// Not a fact about the speaker: a capitalised run of unknown kind (a title, a
+			// heading, a product), the person spoken to ("Thanks, Mel!"), or a name in a
+			// sentence that does not speak of the speaker at all (no I, me, my, we…).
+			if m.kind == KindThing || addressee(s, m.name, partners) || !firstPerson(s) {
+				continue
+			}
 			named[k] = true
 			n++
 			facts = append(facts, memory.Fact{
-				Subject: who, SubjectKind: whoKind, Predicate: "mentions",
+				Subject: who, SubjectKind: whoKind, Predicate: PredicateTalksAbout,
 				Object: m.name, ObjectKind: m.kind, Sources: []int64{e.ID},
 			})
 		}
 	}
 	return facts
+}
+
+// addressee reports whether a name in sentence s is the person spoken to: one of the batch's
+// speakers (or a short form of one's name: "Mel" for Melanie), or a name after a greeting or
+// before "!" or "," at the start of the sentence ("Hey Jon!", "Thanks, Gina.").
+func addressee(s, name string, partners map[string]bool) bool {
+	ln := strings.ToLower(name)
+	for p := range partners {
+		first := strings.ToLower(firstWord(p))
+		if ln == p || len(ln) >= 3 && (strings.HasPrefix(first, ln) || strings.HasPrefix(first, ln[:len(ln)-1]) && len(ln) <= len(first)) {
+			return true
+		}
+	}
+	i := strings.Index(s, name)
+	if i < 0 {
+		return false
+	}
+	before := strings.ToLower(strings.TrimSpace(strings.TrimRight(s[:i], " ,")))
+	after := strings.TrimSpace(s[i+len(name):])
+	if greetings[lastWord(before)] {
+		return true
+	}
+	return (before == "" || len(strings.Fields(before)) <= 2) && (strings.HasPrefix(after, "!") || strings.HasPrefix(after, ",") && before != "")
+}
+
+// greetings before a name make it the person spoken to.
+var greetings = set("hey hi hello thanks thank thx congrats congratulations dear bye yo morning night")
+
+// firstPerson reports whether a sentence speaks of its speaker (I, me, my, we, us, our…).
+func firstPerson(s string) bool {
+	for _, t := range tokens(s) {
+		switch strings.ToLower(t.text) {
+		case "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "we", "we're", "we've", "us", "our", "ours":
+			return true
+		}
+	}
+	return false
 }
 
 // statement is one first-person fact found in a sentence, before its subject is known.
@@ -213,13 +524,10 @@ type statement struct {
 	obj      string
 	kind     string
 	replaces bool
-}
-
-func (s statement) fact(subject string, id int64) memory.Fact {
-	return memory.Fact{
-		Subject: subject, SubjectKind: KindPerson, Predicate: s.pred,
-		Object: s.obj, ObjectKind: s.kind, Replaces: s.replaces, Sources: []int64{id},
-	}
+	// rel is set for a relation: obj is the name of the speaker's rel ("my sister is Anna").
+	rel string
+	// ends marks a negation: the fact ends the triple it names ([memory.Fact.Ends]).
+	ends bool
 }
 
 // normaliseText maps typographic apostrophes and quotes to ASCII.
@@ -299,8 +607,8 @@ const (
 )
 
 var likeVerbs = map[string]string{
-	"like": "likes", "liked": "likes", "love": "loves", "loved": "loves", "adore": "loves",
-	"adored": "loves", "enjoy": "enjoys", "enjoyed": "enjoys", "hate": "dislikes",
+	"like": "likes", "liked": "likes", "love": "likes", "loved": "likes", "adore": "likes",
+	"adored": "likes", "enjoy": "likes", "enjoyed": "likes", "hate": "dislikes",
 	"hated": "dislikes", "dislike": "dislikes", "detest": "dislikes",
 }
 
@@ -342,10 +650,31 @@ var englishPatterns = []pattern{
 	en(`my\s+birthday\s+is\s+(?:on\s+)?`, "birthday", KindTime, objPhrase),
 	en(iAm+`\s+(\d{1,3})\s*(?:years?\s+old|yo)\b`, "age", KindConcept, objGroup),
 	en(`I\s+(?:just\s+)?turned\s+(\d{1,3})\b`, "age", KindConcept, objGroup),
-	en(`I(?:\s+(?:also|just|still|now|already|finally|even))?(?:\s+have|\s+own|'ve\s+got|\s+have\s+got)\s+(?:a|an|my\s+own|one)\s+`, "has", KindThing, objPhrase),
-	en(`(?:`+iAm+`|`+iHave+`\s+been)`+adv+`\s+(?:learning|studying)\s+`, "is learning", KindConcept, objPhrase),
-	en(`I`+adv+`\s+(?:study|learn|(?:started|began)\s+(?:learning|studying))\s+`, "is learning", KindConcept, objPhrase),
+	en(`I(?:\s+(?:also|just|still|now|already|finally|even))?(?:\s+have|\s+own|'ve\s+got|\s+have\s+got)\s+(?:a|an|my\s+own|one)\s+`, "owns", KindThing, objPhrase),
+	en(`(?:`+iAm+`|`+iHave+`\s+been)`+adv+`\s+(?:learning|studying)\s+`, "studies", KindConcept, objPhrase),
+	en(`I`+adv+`\s+(?:study|learn|(?:started|began)\s+(?:learning|studying))\s+`, "studies", KindConcept, objPhrase),
 	en(`I`+adv+`\s+(?:play|played)\s+`, "plays", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:bought|purchased|picked\s+up|ordered)\s+`, "bought", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:made|painted|drew|baked|built|knitted|crafted|sewed|composed|designed|cooked|wrote|created)\s+`, "made", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:started|began)\s+(?:taking\s+|learning\s+|doing\s+|playing\s+|practicing\s+|practising\s+)?`, "started", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:finished|completed)\s+(?:reading\s+|writing\s+|building\s+)?`, "finished", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+won\s+`, "won", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:received|got)\s+(?:a|an)\s+((?:\w+\s+)?(?:gift|present|award|prize|scholarship|promotion|certificate|medal|trophy|letter))\b`, "received", KindThing, objGroup),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:tried\s+(?:my|our)\s+hand\s+at|tried\s+out|tried)\s+`, "tried", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:met|met\s+up\s+with|hung\s+out\s+with)\s+`, "met", KindPerson, objName),
+	en(`(?:`+iAm+`|we're|we\s+are)`+adv+`\s+(?:planning|going|hoping|about|excited)\s+to\s+(?:visit|go\s+to|travel\s+to|fly\s+to)\s+`, "plans to visit", KindPlace, objPhrase),
+	en(`(?:I|we)`+adv+`\s+(?:plan|want|hope|intend)\s+to\s+(?:visit|go\s+to|travel\s+to)\s+`, "plans to visit", KindPlace, objPhrase),
+	en(`I`+adv+`\s+(?:want|hope|plan|dream|aspire)\s+to\s+(?:be|become)\s+(?:a|an)\s+`, "wants to be", KindConcept, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:signed\s+up\s+for|enrolled\s+in|registered\s+for)\s+`, "joined", KindOrg, objPhrase),
+	en(iAm+adv+`\s+allergic\s+to\s+`, "is allergic to", KindThing, objPhrase),
+	en(`I`+adv+`\s+(?:prefer|would\s+rather\s+have)\s+`, "prefers", KindThing, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:use|used|been\s+using|switched\s+to)\s+`, "uses", KindThing, objName),
+	en(`(?:`+iAm+`|`+iHave+`\s+been|we're|we\s+are)`+adv+`\s+(?:working\s+on|building|developing|writing|preparing|organi[sz]ing)\s+`, "works on", KindThing, objPhrase),
+	en(`(?:`+iAm+`|`+iHave+`\s+been|I\s+was)`+adv+`\s+(?:taking|attending)\s+(?:a\s+|an\s+|some\s+|the\s+)?((?:[\w-]+\s+){0,3}?(?:class|classes|course|courses|lessons?|lectures?|workshops?|program))\b`, "studies", KindConcept, objGroup),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+adopted\s+`, "owns", KindAnimal, objPhrase),
+	en(`(?:I|`+iAm+`)`+adv+`\s+(?:(?:ready|trying|going|planning|hoping|eager|keen|excited|about)\s+to|(?:want|need|plan|hope|decided|intend)\s+to)\s+(?:learn|study|master|practi[cs]e)\s+`, "studies", KindConcept, objPhrase),
+	en(`(?:I|we)(?:'ve|\s+have)?`+adv+`\s+(?:installed|been\s+installing|trying\s+to\s+install|set\s+up|switched\s+to)\s+`, "uses", KindThing, objName),
+	en(`\b(?:I|we)`+adv+`\s+(?:am|'m|are|'re)?\s*(?:writing|finishing|working\s+on|preparing)\s+(?:my|our)\s+`, "works on", KindThing, objPhrase),
 	{re: regexp.MustCompile(`(?i)\bmy\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+([a-z]+(?:\s+[a-z]+)?)\s+(?:is|was)\s+`),
 		pred: "favourite %s", kind: KindThing, mode: objPhrase},
 	{re: regexp.MustCompile(`(?i)\b(?:is|was)\s+(?:my|our)\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+([a-z]+)`),
@@ -358,6 +687,9 @@ var hypothetical = set("if when whenever unless whether wish hope maybe perhaps 
 
 // englishStatements finds the English first-person statements of a sentence.
 func englishStatements(s string) []statement {
+	if !firstPerson(s) {
+		return nil // every pattern speaks of I, we, my or our
+	}
 	var out []statement
 	for _, p := range englishPatterns {
 		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
@@ -371,11 +703,11 @@ func englishStatements(s string) []statement {
 	}
 	// "I have a dog named Rex": "has dog → Rex" says more than "has → dog".
 	return slices.DeleteFunc(out, func(st statement) bool {
-		if st.pred != "has" {
+		if st.pred != "owns" {
 			return false
 		}
-		rel, ok := relations[strings.ToLower(st.obj)]
-		return ok && slices.ContainsFunc(out, func(o statement) bool { return o.pred == "has "+rel })
+		rel, ok := relations[strings.ToLower(singular(strings.ToLower(st.obj)))]
+		return ok && slices.ContainsFunc(out, func(o statement) bool { return o.rel == rel })
 	})
 }
 
@@ -402,6 +734,9 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 			word = hanCategory(word)
 		}
 		st.pred = fmt.Sprintf(p.pred, word)
+		if p.pred == "has %s" {
+			st.rel, st.pred = word, word+" of"
+		}
 		if st.kind == "" {
 			st.kind = KindPerson
 			if pets[word] || word == "guinea pig" {
@@ -412,15 +747,31 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 	rest := s[m[1]:]
 	switch p.mode {
 	case objPhrase:
+		lr := strings.ToLower(strings.TrimSpace(rest))
+		if (st.pred == "likes" || st.pred == "dislikes") && (strings.HasPrefix(lr, "that ") || strings.HasPrefix(lr, "it ")) {
+			return st, false // "a company I like that needs …", "I love it when …"
+		}
+		if infinitivePreds[st.pred] && strings.HasPrefix(lr, "to ") {
+			return st, false // "I tried to stay calm": an action, not an entity
+		}
 		st.obj = phrase(rest, st.pred == "visited")
-		if st.obj != "" && (st.kind == KindThing || st.pred == "has") {
+		if st.pred == "made" && lightObjects[strings.ToLower(lastWord(st.obj))] {
+			return st, false // "made a difference", "made a wish": an idiom, not a thing made
+		}
+		if st.obj != "" && (st.kind == KindThing || st.pred == "owns") {
 			st.kind = guessKind(st.obj, st.kind)
 		}
-		if st.pred == "has" && hasVague[strings.ToLower(lastWord(st.obj))] {
+		if st.pred == "visited" && eventNouns[strings.ToLower(lastWord(st.obj))] {
+			st.pred, st.kind = "attended", KindEvent
+		}
+		if st.pred == "owns" && hasVague[strings.ToLower(lastWord(st.obj))] {
 			return st, false
 		}
 	case objName:
 		st.obj = leadingName(rest)
+		if st.obj != "" && st.kind == KindThing {
+			st.kind = guessKind(st.obj, st.kind)
+		}
 	case objJob:
 		obj := phrase(rest, false)
 		head := strings.ToLower(lastWord(obj))
@@ -450,7 +801,10 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 		}
 	case objHan:
 		st.obj = hanPhrase(rest, 12)
-		if st.pred == "has" && hanAnimals[st.obj] {
+		if st.pred == "owns" && strings.IndexAny(st.obj, "一两三几") == 0 {
+			return st, false // "养了一只猫": the pattern with the measure word reads it
+		}
+		if st.pred == "owns" && hanAnimals[st.obj] {
 			st.kind = KindAnimal
 		}
 	case objHanName:
@@ -463,6 +817,24 @@ func (p pattern) statement(s string, m []int, han bool) (statement, bool) {
 	}
 	return st, true
 }
+
+// infinitivePreds take an entity, not "to <verb>" ("I started to cry").
+var infinitivePreds = set("tried started finished likes dislikes prefers bought made won")
+
+// lightObjects are the objects of "make" as a light verb (made a difference, a decision, a
+// wish), which make no thing.
+var lightObjects = set("difference decision mistake mistakes connection connections wish progress " +
+	"effort choice choices change changes friend friends sense point plan plans memory memories " +
+	"impact living call move sure way time peace use fun contact deal promise")
+
+// objectPronouns end an object inside it ("art lets us get …").
+var objectPronouns = set("us them me him it you i we they he she myself")
+
+// eventNouns are heads that make "I went to …" an event attended rather than a place visited.
+var eventNouns = set("concert festival conference workshop party wedding show game meeting class " +
+	"event parade race marathon competition reading group session fair exhibition exhibit " +
+	"ceremony funeral rally match tournament retreat seminar lecture performance play recital " +
+	"meetup gala convention camp course")
 
 // notActivities end in -ing but are not what "I went …ing" does.
 var notActivities = set("morning evening thing king ring spring bring sing sting swing wing")
@@ -620,14 +992,14 @@ func consolidate(facts []memory.Fact) []memory.Fact {
 		}
 	}
 	type key struct {
-		s, p, o  string
-		replaces bool
+		s, p, o        string
+		replaces, ends bool
 	}
 	idx := map[key]int{}
 	var out []memory.Fact
 	for _, f := range facts {
 		f.SubjectKind, f.ObjectKind = kind[memory.NameKey(f.Subject)], kind[memory.NameKey(f.Object)]
-		k := key{memory.NameKey(f.Subject), f.Predicate, memory.NameKey(f.Object), f.Replaces}
+		k := key{memory.NameKey(f.Subject), f.Predicate, memory.NameKey(f.Object), f.Replaces, f.Ends}
 		if i, ok := idx[k]; ok {
 			out[i].Sources = append(out[i].Sources, f.Sources...)
 			slices.Sort(out[i].Sources)

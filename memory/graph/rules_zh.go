@@ -16,13 +16,16 @@ var zhRelations = map[string]string{
 	"老婆": "wife", "妻子": "wife", "太太": "wife", "老公": "husband", "丈夫": "husband",
 	"儿子": "son", "女儿": "daughter", "老板": "boss", "同事": "colleague", "室友": "roommate",
 	"爷爷": "grandfather", "奶奶": "grandmother", "外公": "grandfather", "外婆": "grandmother",
-	"老师": "teacher", "小狗": "dog", "狗": "dog", "小猫": "cat", "猫": "cat", "宠物": "pet",
+	"老师": "teacher", "同学": "classmate", "同桌": "classmate", "表哥": "cousin", "表姐": "cousin",
+	"表妹": "cousin", "表弟": "cousin", "叔叔": "uncle", "阿姨": "aunt", "舅舅": "uncle", "姑姑": "aunt",
+	"邻居": "neighbour", "队友": "teammate", "教练": "coach", "小狗": "dog", "狗": "dog", "小猫": "cat", "猫": "cat", "宠物": "pet",
 }
 
 const zhRelationAlt = `好朋友|男朋友|女朋友|朋友|妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|妻子|` +
-	`太太|老公|丈夫|儿子|女儿|老板|同事|室友|爷爷|奶奶|外公|外婆|老师|小狗|狗|小猫|猫|宠物`
+	`太太|老公|丈夫|儿子|女儿|老板|同事|室友|爷爷|奶奶|外公|外婆|老师|同学|同桌|表哥|表姐|表妹|表弟|叔叔|` +
+	`阿姨|舅舅|姑姑|邻居|队友|教练|小狗|狗|小猫|猫|宠物`
 
-var zhLikeVerbs = map[string]string{"喜欢": "likes", "热爱": "loves", "爱": "loves", "享受": "enjoys"}
+var zhLikeVerbs = map[string]string{"喜欢": "likes", "热爱": "likes", "爱": "likes", "享受": "likes"}
 
 // zhCategories names the categories of "我最喜欢的<Y>是X" in English.
 var zhCategories = map[string]string{
@@ -65,10 +68,25 @@ var chinesePatterns = []pattern{
 	{re: regexp.MustCompile(`我的(` + zhRelationAlt + `)(?:是|叫|名叫|叫做)`), pred: "has %s", mode: objHanName, canon: zhRelations},
 	zh(`我(?:今年|已经|快)?(\d{1,3}|[一二三四五六七八九十两百]{1,4})岁`, "age", KindConcept, objGroup),
 	zh(`我(?:来自|是从)`, "is from", KindPlace, objHan),
-	zh(`我(?:正在|在|最近在|一直在)?学习|我(?:正在|最近在)学`, "is learning", KindConcept, objHan),
-	zh(`我(?:有|养了|养着|买了)(?:一|两|三|几)?(?:只|条|个|位|辆|台|匹)`, "has", KindThing, objHan),
+	zh(`我(?:正在|在|最近在|一直在)?学习|我(?:正在|最近在)学`, "studies", KindConcept, objHan),
+	zh(`我(?:有|养了|养着)(?:一|两|三|几)?(?:只|条|个|位|辆|台|匹)`, "owns", KindThing, objHan),
+	zh(`我养(?:了|着)?`, "owns", KindThing, objHan),
 	zh(`我(?:会|经常|每周|常常|喜欢)?(?:打|踢)(`+hanStop+`{1,4}球)`, "plays", KindThing, objGroup),
 	zh(`我(?:会|经常|每周|常常|喜欢)?弹`, "plays", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:昨天|前天|上周|周末|今天)?(?:参加了|参加|参与了|参与)`, "attended", KindEvent, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:获得了|获得|赢得了|赢得|赢了|得了|荣获)`, "won", KindThing, objHan),
+	zh(`我(?:在`+hanStop+`{1,12}?)?(?:收到了|收到|得到了|得到)`, "received", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:尝试了|尝试|试了|尝了|品尝了)`, "tried", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:制作了|制作|做了|画了|写了|搭了|拼了|种了)`, "made", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:买了|购买了|买到了)`, "bought", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:在`+hanStop+`{1,12}?)?(?:观看了|看了|观看)`, "watched", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:开始学|开始学习|学会了|学会)`, "started", KindThing, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:打算去|计划去|准备去|想去)`, "plans to visit", KindPlace, objHan),
+	zh(`我(?:和`+hanStop+`{1,8}?)?(?:一起)?(?:加入了|报名了|报名参加了)`, "joined", KindOrg, objHan),
+	zh(`我对(`+hanStop+`{1,8}?)过敏`, "is allergic to", KindThing, objGroup),
+	zh(`喜欢的(`+hanStop+`{2,10})`, "likes", KindThing, objGroup),
+	zh(`我(?:更|比较)喜欢`, "prefers", KindThing, objHan),
+	zh(`我(?:想|希望|梦想)(?:成为|当)(?:一名|一个|一位)?`, "wants to be", KindConcept, objHan),
 	{re: regexp.MustCompile(`我最喜欢的(\p{Han}{1,4}?)是`), pred: "favourite %s", kind: KindThing, mode: objHan},
 	{re: regexp.MustCompile(`是我最喜欢的(\p{Han}{1,4})`), pred: "favourite %s", kind: KindThing, mode: objBefore},
 }
@@ -84,7 +102,7 @@ func chineseStatements(s string) []statement {
 	var out []statement
 	for _, p := range chinesePatterns {
 		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
-			if hasAnySuffix(s[:m[0]], zhHypothetical) {
+			if hasAnySuffix(s[:m[0]], zhHypothetical) || p.mode == objGroup && p.pred == "likes" && strings.HasSuffix(s[:m[0]], "最") {
 				continue
 			}
 			if st, ok := p.statement(s, m, true); ok {

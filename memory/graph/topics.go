@@ -14,10 +14,12 @@ import (
 // talks about a noun phrase of kind concept.
 const PredicateTalksAbout = "talks about"
 
-// DefaultMaxTopics is the number of "talks about" facts an event gives when
-// [RulesOptions.MaxTopics] is 0: the best F1 on LoCoMo with entity precision ≥ 0.40
-// (docs/benchmarks.md, "Fact extraction").
-const DefaultMaxTopics = 5
+// DefaultMaxTopics is the number of "talks about" topics (common noun phrases) an event that
+// states nothing else gives when [RulesOptions.MaxTopics] is 0: none. Topics are the
+// catch-all's least specific facts — in the labelled samples of three dev sets
+// (docs/memory-graph.md) nearly all of them were vague or junk — so the graph holds typed
+// facts and names by default, and a caller who wants topics asks for them.
+const DefaultMaxTopics = -1
 
 // topicMaxWords bounds a topic phrase; a longer run of content words keeps its last words (the
 // head of an English noun phrase is its last word).

@@ -34,48 +34,48 @@ func TestRulesTopics(t *testing.T) {
 	}{
 		// Ranked by specificity: more words first, then the longer word.
 		{"phrases first", "I just signed up for a pottery class yesterday. It's like therapy for me.",
-			RulesOptions{}, []string{"pottery class", "therapy"}},
+			RulesOptions{MaxTopics: 5}, nil},
 		{"longer words first", "We roast marshmallows around the campfire by the lake.",
-			RulesOptions{}, []string{"marshmallow", "campfire", "lake"}},
+			RulesOptions{MaxTopics: 5}, []string{"marshmallow", "campfire", "lake"}},
 		{"three words at most", "Our big family summer camping trip was fun.",
-			RulesOptions{}, []string{"summer camping trip"}},
+			RulesOptions{MaxTopics: 5}, []string{"summer camping trip"}},
 		// Plural heads made singular: one entity for "kids" and "kid".
 		{"plural heads", "The kids saw movies, ate cookies, made boxes and read stories.",
-			RulesOptions{}, []string{"cookie", "movie", "story", "kid", "box"}},
-		{"irregular plurals", "The children fed the geese.", RulesOptions{}, []string{"child", "goose"}},
-		{"not plurals", "The news about chess and physics.", RulesOptions{}, []string{"physics", "chess", "news"}},
+			RulesOptions{MaxTopics: 5}, []string{"cookie", "movie", "story", "kid", "box"}},
+		{"irregular plurals", "The children fed the geese.", RulesOptions{MaxTopics: 5}, []string{"child", "goose"}},
+		{"not plurals", "The news about chess and physics.", RulesOptions{MaxTopics: 5}, []string{"physics", "chess", "news"}},
 		// Not topics: pronouns, numbers, dates, verbs, adverbs, the speaker.
-		{"pronouns and verbs", "He said they would come and we could go, honestly.", RulesOptions{}, nil},
+		{"pronouns and verbs", "He said they would come and we could go, honestly.", RulesOptions{MaxTopics: 5}, nil},
 		{"numbers and dates", "I bought 3 plants and 12 pots on Monday, May 5th 2023.",
-			RulesOptions{}, []string{"plant", "pot"}},
-		{"speaker name", "Ann loves her garden; ann grows tomatoes.", RulesOptions{}, []string{"garden", "tomato"}},
-		{"verb after a pronoun", "We hike often and they paint murals.", RulesOptions{}, []string{"mural"}},
+			RulesOptions{MaxTopics: 5}, nil},
+		{"speaker name", "Ann loves her garden; ann grows tomatoes.", RulesOptions{MaxTopics: 5}, []string{"garden", "tomato"}},
+		{"verb after a pronoun", "We hike often and they paint murals.", RulesOptions{MaxTopics: 5}, []string{"mural"}},
 		// Names are mentions; the patterns' objects and predicates are not repeated.
 		{"names are mentions", "We visited the Louvre and talked about impressionist paintings.",
-			RulesOptions{}, []string{"impressionist painting"}},
-		{"pattern objects", "I love painting landscapes and I joined a pottery class.", RulesOptions{}, nil},
-		{"pattern predicates", "My dog is called Rex and my favourite book is Dune.", RulesOptions{}, nil},
-		{"mention words", "I met Pottery Barn people in the barn.", RulesOptions{}, nil},
+			RulesOptions{MaxTopics: 5}, nil},
+		{"pattern objects", "I love painting landscapes and I joined a pottery class.", RulesOptions{MaxTopics: 5}, nil},
+		{"pattern predicates", "My dog is called Rex and my favourite book is Dune.", RulesOptions{MaxTopics: 5}, nil},
+		{"mention words", "I met Pottery Barn people in the barn.", RulesOptions{MaxTopics: 5}, nil},
 		{"a verb in -s splits a run", "The pottery workshop sells handmade ceramic bowls.",
-			RulesOptions{}, []string{"handmade ceramic bowl", "pottery workshop"}},
+			RulesOptions{MaxTopics: 5}, []string{"handmade ceramic bowl", "pottery workshop"}},
 		// Bounds.
 		{"MaxTopics", "Marshmallows, campfires, tents, lanterns and kayaks.",
 			RulesOptions{MaxTopics: 2}, []string{"marshmallow", "campfire"}},
 		{"default bound", "Marshmallows, campfires, tents, lanterns, kayaks, paddles and boots.",
-			RulesOptions{}, []string{"marshmallow", "campfire", "lantern", "paddle", "kayak"}},
+			RulesOptions{MaxTopics: 5}, []string{"marshmallow", "campfire", "lantern", "paddle", "kayak"}},
 		{"MaxTopics < 0 disables topics", "We roast marshmallows around the campfire.",
 			RulesOptions{MaxTopics: -1}, nil},
-		{"questions too", "Have you tried pottery?", RulesOptions{}, []string{"pottery"}},
+		{"questions too", "Have you tried pottery?", RulesOptions{MaxTopics: 5}, []string{"pottery"}},
 		{"a repeated word counts", "The garden is lovely. Gardening is calm. My garden has roses.",
 			RulesOptions{MaxTopics: 1}, []string{"garden"}},
 		// Chinese: only through the Keywords hook.
-		{"Chinese without Keywords", "这个周末我们去爬山了，还做了陶艺。", RulesOptions{}, nil},
-		{"Chinese with Keywords", "这个周末我们去爬山了，还做了陶艺。", RulesOptions{Keywords: fakeKeywords},
+		{"Chinese without Keywords", "这个周末我们去爬山了，还做了陶艺。", RulesOptions{MaxTopics: 5}, nil},
+		{"Chinese with Keywords", "这个周末我们去爬山了，还做了陶艺。", RulesOptions{Keywords: fakeKeywords, MaxTopics: 5},
 			[]string{"爬山", "陶艺"}},
-		{"Chinese keywords filtered", "我和Ann最近在学陶艺，真的很开心。", RulesOptions{Keywords: fakeKeywords},
+		{"Chinese keywords filtered", "我和Ann最近在学陶艺，真的很开心。", RulesOptions{Keywords: fakeKeywords, MaxTopics: 5},
 			[]string{"陶艺", "开心"}},
-		{"Chinese deduplicated", "我最近在学陶艺。我住在北京，北京很大。", RulesOptions{Keywords: fakeKeywords}, nil},
-		{"mixed text", "我喜欢 pottery classes 和爬山。", RulesOptions{Keywords: fakeKeywords},
+		{"Chinese deduplicated", "我最近在学陶艺。我住在北京，北京很大。", RulesOptions{Keywords: fakeKeywords, MaxTopics: 5}, nil},
+		{"mixed text", "我喜欢 pottery classes 和爬山。", RulesOptions{Keywords: fakeKeywords, MaxTopics: 5},
 			[]string{"爬山", "pottery class"}},
 	}
 	for _, tt := range tests {
@@ -133,7 +133,7 @@ func TestRulesTopicsRoles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			facts, _, err := NewRules(RulesOptions{Keywords: fakeKeywords}).Extract(context.Background(), []memory.Event{tt.ev})
+			facts, _, err := NewRules(RulesOptions{Keywords: fakeKeywords, MaxTopics: 5}).Extract(context.Background(), []memory.Event{tt.ev})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestRulesTopicsBatch(t *testing.T) {
 		userEvent(1, "Ann", "The kids built a sandcastle."),
 		userEvent(2, "Ann", "Every kid loves a sandcastle."),
 	}
-	facts, _, err := NewRules(RulesOptions{}).Extract(context.Background(), evs)
+	facts, _, err := NewRules(RulesOptions{MaxTopics: 5}).Extract(context.Background(), evs)
 	if err != nil {
 		t.Fatal(err)
 	}

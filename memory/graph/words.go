@@ -54,7 +54,7 @@ var (
 		"two three four five six seven eight nine ten several")
 
 	// trailing words are stripped from the end of an object.
-	trailing = set("a an the my our his her their your of to for with and or so very really")
+	trailing = set("a an the my our his her their your of to for with and or so very really more less most")
 
 	// rejectFirst words cannot begin an object: pronouns and vague words.
 	rejectFirst = set("it this that these those them him her you me us myself yourself himself " +

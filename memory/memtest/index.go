@@ -44,7 +44,7 @@ func (m *Mem) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.Tex
 		}
 	}
 	terms := queryTerms(q.Terms)
-	if len(terms) == 0 {
+	if len(terms) == 0 && q.To.IsZero() {
 		return nil, nil
 	}
 	limit := q.Limit
@@ -55,6 +55,27 @@ func (m *Mem) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.Tex
 		return nil, err
 	}
 	defer m.mu.Unlock()
+	inTime := func(e memory.Event) bool {
+		return q.To.IsZero() || (!e.Time.Before(q.From) && e.Time.Before(q.To))
+	}
+	if len(terms) == 0 { // the events of the time window, oldest first
+		var hits []memory.TextHit
+		for id := range m.indexed {
+			pos := m.where[id]
+			e := m.events[pos.session][pos.index]
+			if q.Viewer.CanSee(e.Scope) && (q.Session == "" || e.Session == q.Session) &&
+				(len(q.Layers) == 0 || slices.Contains(q.Layers, e.Layer)) && inTime(e) {
+				hits = append(hits, memory.TextHit{Event: copyEvent(e), Indexed: m.indexed[id]})
+			}
+		}
+		sort.Slice(hits, func(i, j int) bool {
+			if !hits[i].Event.Time.Equal(hits[j].Event.Time) {
+				return hits[i].Event.Time.Before(hits[j].Event.Time)
+			}
+			return hits[i].Event.ID < hits[j].Event.ID
+		})
+		return hits[:min(len(hits), limit)], nil
+	}
 
 	// Corpus statistics over every event, as FTS5 keeps them.
 	docs := make(map[int64][]string, len(m.indexed))
@@ -91,7 +112,7 @@ func (m *Mem) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.Tex
 		pos := m.where[id]
 		e := m.events[pos.session][pos.index]
 		if !q.Viewer.CanSee(e.Scope) || (q.Session != "" && e.Session != q.Session) ||
-			(len(q.Layers) > 0 && !slices.Contains(q.Layers, e.Layer)) {
+			(len(q.Layers) > 0 && !slices.Contains(q.Layers, e.Layer)) || !inTime(e) {
 			continue
 		}
 		score, matched := 0.0, false

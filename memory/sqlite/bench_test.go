@@ -138,3 +138,33 @@ func BenchmarkIngest(b *testing.B) {
 	}
 	b.ReportMetric(float64(i)/time.Since(start).Seconds(), "events/s")
 }
+
+// BenchmarkSetLayer moves one event of 2,000 between L1 and L2 per call (each call one commit),
+// as the L1 window does when it sinks an event after a turn.
+func BenchmarkSetLayer(b *testing.B) {
+	ctx := context.Background()
+	s := openAt(b, filepath.Join(b.TempDir(), "m.db"))
+	c := newCorpus(3)
+	if _, err := s.CreateSession(ctx, memory.Session{ID: "a"}); err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]memory.Event, 2000)
+	for i := range batch {
+		batch[i] = memory.Event{Session: "a", Role: memory.RoleUser, Content: c.text()}
+	}
+	evs, err := s.AppendEvents(ctx, batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		l := memory.LayerL2
+		if (i/len(evs))%2 == 1 {
+			l = memory.LayerL1
+		}
+		if err := s.SetLayer(ctx, []int64{evs[i%len(evs)].ID}, l); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

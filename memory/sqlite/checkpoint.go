@@ -22,6 +22,9 @@ const walBoundPages = 8192
 // writer or the readers; when writes pause, the next write restarts the WAL from its beginning.
 // The writer keeps an automatic checkpoint only at walBoundPages, a bound for continuous writes.
 type checkpointer struct {
+	// mu is held while a checkpoint runs, the background one or Store.Checkpoint's: two at
+	// once make the second fail as busy.
+	mu      sync.Mutex
 	db      *sql.DB
 	commits atomic.Int64
 	kick    chan struct{}
@@ -64,7 +67,9 @@ func (c *checkpointer) loop() {
 		case <-c.stop:
 			return
 		case <-c.kick:
+			c.mu.Lock()
 			_, err := c.db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+			c.mu.Unlock()
 			if err != nil {
 				c.log("background checkpoint failed", "err", err)
 			}

@@ -91,3 +91,35 @@ func TestBackgroundCheckpointBoundsTheWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckpointBesideBackground: Checkpoint (homed calls it when it stops) while the background
+// checkpointer runs its own must not fail as busy; the two take turns.
+func TestCheckpointBesideBackground(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, memory.Session{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{}, 1)
+	s.ckpt.ran = func(error) {
+		select {
+		case ran <- struct{}{}:
+		default:
+		}
+	}
+	for round := 0; round < 20; round++ {
+		for i := 0; i < checkpointEvery; i++ { // the last commit wakes the background checkpointer
+			if _, err := s.AppendEvents(ctx, []memory.Event{{Session: "a", Role: memory.RoleUser, Content: "some words to fill the log"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Checkpoint(ctx); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		<-ran
+	}
+}

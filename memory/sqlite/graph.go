@@ -440,6 +440,48 @@ func (g *gtx) insertTriple(ctx context.Context, t newTriple) (int64, int, error)
 	return id, n, nil
 }
 
+// endTriples ends (valid_to = at) the current, unpinned triples subject —predicate→ object of a
+// negated fact, whatever the entities' kinds; it creates nothing.
+func (g *gtx) endTriples(ctx context.Context, n normFact, at time.Time, res *memory.DistillResult) error {
+	_, skey, err := normName(n.subject)
+	if err != nil {
+		return err
+	}
+	_, okey, err := normName(n.object)
+	if err != nil {
+		return err
+	}
+	rows, err := g.QueryContext(ctx, `SELECT t.id FROM triples t
+		JOIN entities s ON s.id = t.subject JOIN entities o ON o.id = t.object
+		WHERE s.name_key = ? AND o.name_key = ? AND t.predicate = ? AND t.pinned = 0 AND `+currentCond,
+		skey, okey, n.predicate)
+	if err != nil {
+		return fmt.Errorf("find ended triples: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("find ended triples: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("find ended triples: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := g.ExecContext(ctx, `UPDATE triples SET valid_to = ? WHERE id = ?`, toNanos(at), id); err != nil {
+			return fmt.Errorf("end triple %d: %w", id, err)
+		}
+		if _, err := g.ExecContext(ctx, `DELETE FROM triples_fts WHERE rowid = ?`, id); err != nil {
+			return fmt.Errorf("end triple %d: %w", id, err)
+		}
+		res.Superseded++
+	}
+	return nil
+}
+
 // supersede ends triple old at time at, superseded by triple by, and drops it from the index.
 func (g *gtx) supersede(ctx context.Context, old, by int64, at time.Time) error {
 	if _, err := g.ExecContext(ctx, `UPDATE triples SET valid_to = ?, superseded_by = ? WHERE id = ?`,
@@ -549,6 +591,12 @@ type sourceEvent struct {
 // earliest such one, so out-of-order distillation never overturns a newer fact. Only current
 // triples are in the full-text index.
 //
+// With d.Keep the events stay undistilled (a turn's facts read before cooling distils it).
+//
+// A fact that Ends (a negation) ends the current, unpinned triples with its subject, predicate
+// and object names (ValidTo: its ValidFrom, or the newest source event's time) and creates
+// nothing; it counts as Superseded.
+//
 // An adoption whose block is not held by one of the (not skipped) events is ignored and
 // logged; otherwise the block moves to L3, held by the named entity (found or created as
 // above, kind "thing"), and a text block becomes the entity's text block when it has none.
@@ -622,9 +670,11 @@ func (s *Store) ApplyDistillation(ctx context.Context, d memory.Distillation) (m
 		for id := range fresh {
 			freshIDs = append(freshIDs, id)
 		}
-		if _, err := g.ExecContext(ctx, `UPDATE events SET distilled = 1 WHERE id IN (SELECT value FROM json_each(?))`,
-			idList(freshIDs)); err != nil {
-			return fmt.Errorf("mark distilled: %w", err)
+		if !d.Keep {
+			if _, err := g.ExecContext(ctx, `UPDATE events SET distilled = 1 WHERE id IN (SELECT value FROM json_each(?))`,
+				idList(freshIDs)); err != nil {
+				return fmt.Errorf("mark distilled: %w", err)
+			}
 		}
 		for i, f := range d.Facts {
 			if err := g.applyFact(ctx, f, facts[i], fresh, origin, &res); err != nil {
@@ -668,6 +718,13 @@ func (g *gtx) applyFact(ctx context.Context, f memory.Fact, n normFact, fresh ma
 		return nil // every source skipped: a rerun
 	}
 	slices.Sort(srcs)
+	if f.Ends {
+		at := f.ValidFrom
+		if at.IsZero() {
+			at = newest
+		}
+		return g.endTriples(ctx, n, at, res)
+	}
 	subj, created, err := g.resolveEntity(ctx, n.subject, n.subjectKind, sc, origin, true)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -252,15 +253,40 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, radius int, v memor
 	if radius <= 0 || len(ids) == 0 {
 		return nil, nil
 	}
-	// One query for every anchor: the events of its session from the radius-th earlier to the
-	// radius-th later one (to the session's first or last when there are fewer).
-	rows, err := s.r.QueryContext(ctx, `WITH a AS (
-			SELECT x.id, x.session,
-				coalesce((SELECT id FROM events WHERE session = x.session AND id < x.id ORDER BY id DESC LIMIT 1 OFFSET ?), -9223372036854775808) AS lo,
-				coalesce((SELECT id FROM events WHERE session = x.session AND id > x.id ORDER BY id LIMIT 1 OFFSET ?), 9223372036854775807) AS hi
-			FROM events x WHERE x.id IN (SELECT value FROM json_each(?)))
-		SELECT `+prefixCols("e.")+` FROM a JOIN events e ON e.session = a.session AND e.id BETWEEN a.lo AND a.hi`,
+	// First each anchor's range: the events of its session from the radius-th earlier to the
+	// radius-th later one (to the session's first or last when there are fewer). Anchors close
+	// to each other share most of their ranges, so the ranges of a session are merged before the
+	// events are read: each event is read once, however many anchors it is near.
+	rows, err := s.r.QueryContext(ctx, `SELECT x.session,
+			coalesce((SELECT id FROM events WHERE session = x.session AND id < x.id ORDER BY id DESC LIMIT 1 OFFSET ?), 0),
+			coalesce((SELECT id FROM events WHERE session = x.session AND id > x.id ORDER BY id LIMIT 1 OFFSET ?), 9223372036854775807)
+		FROM events x WHERE x.id IN (SELECT value FROM json_each(?))`,
 		radius-1, radius-1, idList(ids))
+	if err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
+	var spans []idSpan
+	for rows.Next() {
+		var sp idSpan
+		if err := rows.Scan(&sp.Session, &sp.Lo, &sp.Hi); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("neighbours: %w", err)
+		}
+		spans = append(spans, sp)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	spanJSON, _ := json.Marshal(mergeSpans(spans)) // strings and int64s always marshal
+	rows, err = s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+` FROM json_each(?) j
+		JOIN events e ON e.session = j.value ->> 'Session' AND e.id BETWEEN j.value ->> 'Lo' AND j.value ->> 'Hi'`,
+		string(spanJSON))
 	if err != nil {
 		return nil, fmt.Errorf("neighbours: %w", err)
 	}
@@ -291,6 +317,32 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, radius int, v memor
 		return nil, fmt.Errorf("neighbours: %w", err)
 	}
 	return out, nil
+}
+
+// idSpan is a range of event ids within one session (both ends included).
+type idSpan struct {
+	Session string
+	Lo, Hi  int64
+}
+
+// mergeSpans sorts spans by session and start and merges the ones that overlap or touch.
+func mergeSpans(spans []idSpan) []idSpan {
+	slices.SortFunc(spans, func(a, b idSpan) int {
+		if c := strings.Compare(a.Session, b.Session); c != 0 {
+			return c
+		}
+		return compareIDs(a.Lo, b.Lo)
+	})
+	out := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &out[len(out)-1]
+		if sp.Session == last.Session && (last.Hi == math.MaxInt64 || sp.Lo <= last.Hi+1) {
+			last.Hi = max(last.Hi, sp.Hi)
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 func compareIDs(a, b int64) int {

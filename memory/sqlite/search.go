@@ -19,8 +19,10 @@ const defaultLimit = 100
 
 // SearchTerms implements [memory.Index]: BM25 (k1 1.2, b 0.5) over the index's terms, the
 // expansion column counting ExpansionWeight per occurrence (in frequencies and in document
-// lengths). Terms are deduplicated (a term with spaces counts as its parts); no terms, no hits.
-// Visibility (q.Viewer), layer and session filters run in SQL; hits are ranked by score, then id.
+// lengths). Terms are deduplicated (a term with spaces counts as its parts); no terms, no hits,
+// unless q.To is set: then the events of [q.From, q.To) are listed, oldest first, score 0.
+// Visibility (q.Viewer), layer, session and time filters run in SQL; hits are ranked by score,
+// then id.
 //
 // FTS5 finds the candidates, SQLite's own bm25() does not rank them: an OR query makes FTS5 score
 // every matching row (tens of thousands for common words in a large store). Instead the rarest
@@ -30,7 +32,7 @@ const defaultLimit = 100
 // vocabulary and lengths from the store's running totals.
 func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.TextHit, error) {
 	terms := termPhrases(q.Terms)
-	if len(terms) == 0 {
+	if len(terms) == 0 && q.To.IsZero() {
 		return nil, nil
 	}
 	limit := q.Limit
@@ -40,6 +42,9 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	filter, args, err := searchFilter(q)
 	if err != nil {
 		return nil, err
+	}
+	if len(terms) == 0 {
+		return s.eventsBetween(ctx, filter, args, limit)
 	}
 	// Document frequencies in one read; the event count from the running totals (every event
 	// has one index row), not a count(*) of the events table per search.
@@ -231,10 +236,32 @@ func searchFilter(q memory.TextQuery) (string, []any, error) {
 	if q.Session != "" {
 		where, args = append(where, "e.session = ?"), append(args, q.Session)
 	}
+	if !q.To.IsZero() {
+		where, args = append(where, "e.time >= ? AND e.time < ?"), append(args, toNanos(q.From), toNanos(q.To))
+	}
 	if len(where) == 0 {
 		return "1", nil, nil
 	}
 	return strings.Join(where, " AND "), args, nil
+}
+
+// eventsBetween lists the events that pass filter (which holds the time window), oldest first,
+// with their index terms (events_time keeps it a range read).
+func (s *Store) eventsBetween(ctx context.Context, filter string, args []any, limit int) ([]memory.TextHit, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.tokens
+		FROM events e LEFT JOIN events_fts f ON f.rowid = e.id
+		WHERE `+filter+` ORDER BY e.time, e.id LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("search terms: events by time: %w", err)
+	}
+	hits, err := scanHits(rows, false)
+	if err == nil {
+		err = attachHitBlocks(ctx, s.r, hits)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search terms: events by time: %w", err)
+	}
+	return hits, nil
 }
 
 // termPhrases splits terms on whitespace and de-duplicates the parts, in order.

@@ -106,6 +106,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open memory store: %w", err)
 	}
 
+	tuneAllocator()
 	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock, tails: newTailCache(512, 64)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -343,6 +344,10 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 // (PRAGMA wal_checkpoint(TRUNCATE)). It fails when a reader kept the checkpoint from completing.
 func (s *Store) Checkpoint(ctx context.Context) error {
 	var busy, logFrames, done int
+	if s.ckpt != nil {
+		s.ckpt.mu.Lock()
+		defer s.ckpt.mu.Unlock()
+	}
 	if err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
 		return fmt.Errorf("wal checkpoint: %w", err)
 	}

@@ -51,7 +51,26 @@ type Manifest struct {
 	Entry        string      `json:"entry"` // the binary, relative to the plugin directory
 	Capabilities []string    `json:"capabilities,omitempty"`
 	Permissions  Permissions `json:"permissions,omitempty"`
+	// Tools declares, by the plugin's own tool name, who may call each tool; a tool it does
+	// not list keeps what the plugin declares over the protocol, and a tool nobody declares
+	// is owner-only.
+	Tools map[string]ToolDecl `json:"tools,omitempty"`
 }
+
+// ToolDecl is what a manifest declares of one tool.
+type ToolDecl struct {
+	// Visibility is VisibilityOwner or VisibilityAny.
+	Visibility string `json:"visibility"`
+}
+
+// Tool visibilities (who may call a tool; ARCHITECTURE.md §5).
+const (
+	VisibilityOwner = "owner" // the owner's sessions only (the default)
+	VisibilityAny   = "any"   // any session: a group's, an end user's, a public one
+)
+
+// validVisibility reports whether v is a visibility a manifest or a spec may declare.
+func validVisibility(v string) bool { return v == VisibilityOwner || v == VisibilityAny }
 
 // Spec configures one plugin.
 type Spec struct {
@@ -62,6 +81,9 @@ type Spec struct {
 	Env      []string `json:"env,omitempty"`     // extra environment, KEY=VALUE
 	Disabled bool     `json:"disabled,omitempty"`
 	MaxFrame int      `json:"max_frame,omitempty"` // bytes per message; 0: 1 MiB native, 64 MiB MCP
+	// Visibility is who may call an MCP server's tools: VisibilityOwner (also when empty) or
+	// VisibilityAny, the owner's choice when adding it. Native plugins declare theirs per tool.
+	Visibility string `json:"visibility,omitempty"`
 }
 
 // ToolInfo is a tool a plugin offers.
@@ -70,6 +92,7 @@ type ToolInfo struct {
 	Description string          //
 	InputSchema json.RawMessage // JSON Schema of the arguments
 	ReadOnly    bool            // the plugin says the tool does not modify anything (MCP readOnlyHint)
+	Visibility  string          // VisibilityOwner or VisibilityAny (never empty)
 }
 
 // CallFunc calls a plugin's tool. The result is the tool's text (images and other content

@@ -78,6 +78,11 @@ func TestAddValidation(t *testing.T) {
 		{"no entry", Spec{Name: "x", Dir: writeNative(t, `{"name":"n"}`, nil)}, "entry is missing"},
 		{"bad manifest name", Spec{Name: "x", Dir: writeNative(t, `{"name":"a b","entry":"x"}`, nil)}, "name"},
 		{"bad json", Spec{Name: "x", Dir: writeNative(t, `{`, nil)}, "plugin.json"},
+		{"mcp for anyone", Spec{Name: "x", Command: []string{"true"}, Visibility: VisibilityAny}, ""},
+		{"unknown visibility", Spec{Name: "x", Command: []string{"true"}, Visibility: "public"}, `visibility "public" must be "owner" or "any"`},
+		{"native visibility in the spec", Spec{Name: "x", Dir: good, Visibility: VisibilityAny}, "per tool in a native plugin's plugin.json"},
+		{"manifest tool visibility", Spec{Name: "x", Dir: writeNative(t, `{"name":"n","entry":"run","tools":{"t":{"visibility":"all"}}}`,
+			map[string]string{"run": "#!/bin/sh\n"})}, `tools.t.visibility "all" must be "owner" or "any"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,6 +233,34 @@ func TestCapabilityFor(t *testing.T) {
 	} {
 		if got := protocol.CapabilityFor(method); got != want {
 			t.Errorf("%s: %q, want %q", method, got, want)
+		}
+	}
+}
+
+// TestToolVisibility: an MCP server's tools have the visibility the owner gave the server,
+// whatever the server claims; a native plugin's, its manifest's, else its own declaration; a
+// tool nobody declares is owner-only.
+func TestToolVisibility(t *testing.T) {
+	manifest := &Manifest{Tools: map[string]ToolDecl{"declared_any": {VisibilityAny}, "declared_owner": {VisibilityOwner}}}
+	for _, tt := range []struct {
+		name string
+		spec Spec
+		m    *Manifest
+		tool protocol.Tool
+		want string
+	}{
+		{"mcp default", Spec{Kind: KindMCP}, nil, protocol.Tool{Name: "t"}, VisibilityOwner},
+		{"mcp claims any", Spec{Kind: KindMCP, Visibility: VisibilityOwner}, nil, protocol.Tool{Name: "t", Visibility: VisibilityAny}, VisibilityOwner},
+		{"mcp added for anyone", Spec{Kind: KindMCP, Visibility: VisibilityAny}, nil, protocol.Tool{Name: "t"}, VisibilityAny},
+		{"native undeclared", Spec{Kind: KindNative}, manifest, protocol.Tool{Name: "t"}, VisibilityOwner},
+		{"native sdk any", Spec{Kind: KindNative}, manifest, protocol.Tool{Name: "t", Visibility: VisibilityAny}, VisibilityAny},
+		{"native sdk nonsense", Spec{Kind: KindNative}, manifest, protocol.Tool{Name: "t", Visibility: "everyone"}, VisibilityOwner},
+		{"native manifest any", Spec{Kind: KindNative}, manifest, protocol.Tool{Name: "declared_any"}, VisibilityAny},
+		{"the manifest wins", Spec{Kind: KindNative}, manifest, protocol.Tool{Name: "declared_owner", Visibility: VisibilityAny}, VisibilityOwner},
+	} {
+		p := &plugin{prep: &prepared{spec: tt.spec, manifest: tt.m}}
+		if got := p.toolVisibility(tt.tool); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
 		}
 	}
 }

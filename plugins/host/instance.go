@@ -417,6 +417,7 @@ func (in *instance) attach(tools []protocol.Tool) error {
 		if a := t.Annotations; a != nil && a.ReadOnlyHint != nil {
 			info.ReadOnly = *a.ReadOnlyHint
 		}
+		info.Visibility = p.toolVisibility(t)
 		infos = append(infos, info)
 		calls = append(calls, in.callFunc(t.Name))
 	}

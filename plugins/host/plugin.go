@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
 // plugin is one configured plugin and its supervisor state.
@@ -88,6 +90,28 @@ func (p *plugin) name() string { return p.prep.spec.Name }
 
 // native reports whether this is a native plugin.
 func (p *plugin) native() bool { return p.prep.spec.Kind == KindNative }
+
+// toolVisibility is who may call t (ARCHITECTURE.md §5). An MCP server's tools have the
+// visibility the owner gave the server (owner-only unless added with "any"); what the server
+// says of them is ignored. A native plugin's tool has what its plugin.json declares for it, else
+// what the plugin declares over the protocol; a tool nobody declares is owner-only.
+func (p *plugin) toolVisibility(t protocol.Tool) string {
+	if !p.native() {
+		if p.prep.spec.Visibility == VisibilityAny {
+			return VisibilityAny
+		}
+		return VisibilityOwner
+	}
+	if m := p.prep.manifest; m != nil {
+		if d, ok := m.Tools[t.Name]; ok {
+			return d.Visibility
+		}
+	}
+	if t.Visibility == protocol.VisibilityAny {
+		return VisibilityAny
+	}
+	return VisibilityOwner
+}
 
 // status snapshots the plugin's Status.
 func (p *plugin) status() Status {

@@ -60,6 +60,16 @@ func prepare(spec Spec) (*prepared, error) {
 	default:
 		return nil, fmt.Errorf("%w: plugin %s: unknown kind %q (mcp or native)", ErrInvalid, spec.Name, spec.Kind)
 	}
+	switch spec.Visibility {
+	case "":
+		spec.Visibility = VisibilityOwner
+	case VisibilityOwner, VisibilityAny:
+	default:
+		return nil, fmt.Errorf("%w: plugin %s: visibility %q must be %q or %q", ErrInvalid, spec.Name, spec.Visibility, VisibilityOwner, VisibilityAny)
+	}
+	if spec.Kind == KindNative && spec.Visibility == VisibilityAny {
+		return nil, fmt.Errorf("%w: plugin %s: visibility is set per tool in a native plugin's plugin.json, not for the whole plugin", ErrInvalid, spec.Name)
+	}
 	if spec.MaxFrame < 0 {
 		return nil, fmt.Errorf("%w: plugin %s: max_frame %d is negative", ErrInvalid, spec.Name, spec.MaxFrame)
 	}
@@ -121,6 +131,11 @@ func readManifest(dir string) (*Manifest, string, error) {
 	}
 	if m.Entry == "" {
 		return nil, "", errors.New("manifest: entry is missing")
+	}
+	for name, d := range m.Tools {
+		if !validVisibility(d.Visibility) {
+			return nil, "", fmt.Errorf("manifest: tools.%s.visibility %q must be %q or %q", name, d.Visibility, VisibilityOwner, VisibilityAny)
+		}
 	}
 	if !filepath.IsLocal(m.Entry) {
 		return nil, "", fmt.Errorf("manifest: entry %q must be a relative path inside the plugin directory", m.Entry)

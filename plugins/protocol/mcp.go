@@ -93,7 +93,17 @@ type Tool struct {
 	Description string           `json:"description,omitempty"`
 	InputSchema json.RawMessage  `json:"inputSchema"`
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// Visibility is a native plugin's declaration of who may call the tool: "owner" (also
+	// when empty) or "any" (ARCHITECTURE.md §5). The kernel ignores it from MCP servers: the
+	// owner sets theirs when adding them.
+	Visibility string `json:"visibility,omitempty"`
 }
+
+// Tool visibilities ([Tool.Visibility]).
+const (
+	VisibilityOwner = "owner"
+	VisibilityAny   = "any"
+)
 
 // ToolAnnotations are the behaviour hints of a tool; nil means unspecified.
 type ToolAnnotations struct {

@@ -78,6 +78,12 @@ type Tool struct {
 	InputSchema json.RawMessage
 	// ReadOnly says the tool changes nothing, so it may run in parallel with others.
 	ReadOnly bool
+	// Visibility says who may call the tool: [protocol.VisibilityOwner] (the default when
+	// empty: the tool reads or writes the owner's data) or [protocol.VisibilityAny] (safe in a
+	// group's, an end user's or a public conversation: nothing it returns is the owner's). The
+	// plugin's plugin.json may set it too ("tools": {"name": {"visibility": "any"}}); the
+	// manifest wins.
+	Visibility string
 	// Run executes a call. An error is shown to the model as the tool's failure. ctx carries
 	// the turn the call belongs to, so [Kernel.Recall] and [Kernel.Commit] work in that turn's
 	// scope; it is cancelled when the kernel gives up on the call.

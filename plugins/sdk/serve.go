@@ -285,7 +285,7 @@ func (s *server) listTools() protocol.ListToolsResult {
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		pt := protocol.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+		pt := protocol.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, Visibility: t.Visibility}
 		if t.ReadOnly {
 			ro := true
 			pt.Annotations = &protocol.ToolAnnotations{ReadOnlyHint: &ro}

@@ -24,6 +24,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/llm/openai"
 	"github.com/hologramagent/hologram/kernel/security"
 	"github.com/hologramagent/hologram/memory/embed"
+	"github.com/hologramagent/hologram/memory/graph"
 	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
@@ -63,6 +64,7 @@ type Daemon struct {
 	mem         MemoryAssets
 	srv         *api.Server
 	stopServing context.CancelFunc
+	unreap      func() // ends the subreaper's reaping (security.BecomeSubreaper)
 	errc        chan error
 }
 
@@ -87,6 +89,12 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 			d.close()
 		}
 	}()
+	// Plugins are never the owner (ARCHITECTURE.md §5): as a child subreaper the kernel keeps
+	// every process its plugins start in its own process tree, so the API can tell them from
+	// the owner's clients by their pid.
+	if d.unreap, err = security.BecomeSubreaper(log); err != nil {
+		return nil, fmt.Errorf("plugin identity: %w", err)
+	}
 	keys, err := security.LoadOrCreateKeyFile(cfg.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("key file: %w", err)
@@ -209,6 +217,9 @@ func (d *Daemon) close() {
 	if d.lock != nil {
 		d.lock.Release()
 	}
+	if d.unreap != nil {
+		d.unreap()
+	}
 }
 
 func sameDir(file, dir string) bool {
@@ -322,6 +333,20 @@ func (m MemoryAssets) facilities() []kernel.Facility {
 	return []kernel.Facility{{Name: "lexicon", Load: m.Lex.Warm, Loaded: m.Lex.Loaded}, {Name: "jieba", Load: m.Tok.Load, Loaded: m.Tok.Loaded}}
 }
 
+// tags are jieba's parts of speech as the fact extraction reads them (nil when jieba cannot
+// load).
+func (m MemoryAssets) tags(text string) []graph.Tagged {
+	tags, err := m.Tok.Tag(text)
+	if err != nil {
+		return nil
+	}
+	out := make([]graph.Tagged, len(tags))
+	for i, t := range tags {
+		out[i] = graph.Tagged{Word: t.Word, POS: t.POS}
+	}
+	return out
+}
+
 // Close releases the tokenizer.
 func (m MemoryAssets) Close() { m.Tok.Close() }
 
@@ -333,7 +358,8 @@ func BuildKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem M
 		return nil, nil, fmt.Errorf("opening store: %w", err)
 	}
 	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
-		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR})
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR,
+		Lexicon: mem.Lex, Tag: mem.tags})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -2,15 +2,18 @@ package clienttest
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
 
 // fakeApprovals are the fake kernel's approvals: pending ones and the answered ones, by id.
 type fakeApprovals struct {
-	byID map[string]client.Approval
+	byID  map[string]client.Approval
+	creds []string // the approval credentials issued
 }
 
 // AddApproval adds a pending approval (its State is set to pending; an empty ID gets one, and
@@ -58,6 +61,22 @@ func (f *Fake) approvalRoute(w http.ResponseWriter, r *http.Request, parts []str
 			return out[i].ID < out[j].ID
 		})
 		writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+	case r.Method == http.MethodPost && len(parts) == 2 && parts[1] == "credential":
+		var in struct {
+			Client string `json:"client"`
+		}
+		if !decode(w, body, &in) {
+			return
+		}
+		if strings.TrimSpace(in.Client) == "" {
+			WriteError(w, http.StatusBadRequest, `field "client" must name the client in 1 to 64 characters without control characters`)
+			return
+		}
+		cred := "cred-" + strconv.Itoa(len(f.credentials())+1)
+		f.mu.Lock()
+		f.approvals.creds = append(f.approvals.creds, cred)
+		f.mu.Unlock()
+		writeJSON(w, http.StatusOK, client.ApprovalCredential{Client: in.Client, Credential: cred})
 	case r.Method == http.MethodPost && len(parts) == 2:
 		var in struct {
 			Approve *bool `json:"approve"`
@@ -67,6 +86,10 @@ func (f *Fake) approvalRoute(w http.ResponseWriter, r *http.Request, parts []str
 		}
 		if in.Approve == nil {
 			WriteError(w, http.StatusBadRequest, `field "approve" (true or false) is required`)
+			return
+		}
+		if cred := r.Header.Get(client.ApprovalCredentialHeader); cred == "" || !slices.Contains(f.credentials(), cred) {
+			WriteError(w, http.StatusForbidden, "answering an approval needs the owner's approval credential (header "+client.ApprovalCredentialHeader+")")
 			return
 		}
 		f.mu.Lock()
@@ -88,4 +111,11 @@ func (f *Fake) approvalRoute(w http.ResponseWriter, r *http.Request, parts []str
 	default:
 		WriteError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path)
 	}
+}
+
+// credentials returns the approval credentials the fake issued.
+func (f *Fake) credentials() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.approvals.creds...)
 }

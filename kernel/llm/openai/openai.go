@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -83,6 +84,8 @@ type Client struct {
 	hc    *http.Client
 	sleep func(ctx context.Context, d time.Duration) error
 	log   *slog.Logger
+	// format is the structured output the server accepts (formatSchema until it refuses).
+	format atomic.Int32
 }
 
 // New validates cfg, applies defaults and returns a Client.
@@ -142,7 +145,41 @@ func (c *Client) Name() string { return c.cfg.Name }
 // 429, 5xx and network errors with exponential backoff (honouring Retry-After) unless a delta
 // was already passed to onDelta. Server errors are returned as [*llm.APIError].
 func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(llm.Delta)) (llm.Response, error) {
-	body, err := c.encodeRequest(req, onDelta != nil)
+	if len(req.ResponseSchema) == 0 {
+		return c.chat(ctx, req, nil, onDelta)
+	}
+	// Structured output: the schema where the server accepts it, else a JSON object, else
+	// neither (the prompt still asks for the JSON). A refusal (HTTP 400) is remembered, so
+	// later requests start with what the server takes.
+	for {
+		level := c.format.Load()
+		var rf *wireResponseFormat
+		switch level {
+		case formatSchema:
+			rf = &wireResponseFormat{Type: "json_schema", JSONSchema: &wireJSONSchema{Name: "reply", Schema: req.ResponseSchema, Strict: true}}
+		case formatObject:
+			rf = &wireResponseFormat{Type: "json_object"}
+		}
+		resp, err := c.chat(ctx, req, rf, onDelta)
+		var ae *llm.APIError
+		if err == nil || level == formatNone || !errors.As(err, &ae) || ae.Status != http.StatusBadRequest {
+			return resp, err
+		}
+		c.log.Info("llm server refuses a response_format; asking with less", "provider", c.cfg.Name, "format", rf.Type, "err", ae.Message)
+		c.format.CompareAndSwap(level, level+1)
+	}
+}
+
+// Levels of structured output a server accepts ([Client.Chat]).
+const (
+	formatSchema int32 = iota
+	formatObject
+	formatNone
+)
+
+// chat sends one chat request (with retries) with response format rf (nil: none).
+func (c *Client) chat(ctx context.Context, req llm.Request, rf *wireResponseFormat, onDelta func(llm.Delta)) (llm.Response, error) {
+	body, err := c.encodeRequest(req, onDelta != nil, rf)
 	if err != nil {
 		return llm.Response{}, err
 	}

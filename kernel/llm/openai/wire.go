@@ -20,6 +20,21 @@ type wireRequest struct {
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens     int            `json:"max_tokens,omitempty"`
 	Temperature   *float64       `json:"temperature,omitempty"`
+	// ResponseFormat asks for structured output (llm.Request.ResponseSchema).
+	ResponseFormat *wireResponseFormat `json:"response_format,omitempty"`
+}
+
+// wireResponseFormat is OpenAI's response_format: {"type": "json_schema", "json_schema":
+// {"name", "schema", "strict"}} or {"type": "json_object"}.
+type wireResponseFormat struct {
+	Type       string          `json:"type"`
+	JSONSchema *wireJSONSchema `json:"json_schema,omitempty"`
+}
+
+type wireJSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
 }
 
 type streamOptions struct {
@@ -118,12 +133,13 @@ type wireResponse struct {
 	Error *wireError `json:"error"`
 }
 
-func (c *Client) encodeRequest(req llm.Request, stream bool) ([]byte, error) {
+func (c *Client) encodeRequest(req llm.Request, stream bool, rf *wireResponseFormat) ([]byte, error) {
 	w := wireRequest{
-		Model:       req.Model,
-		MaxTokens:   req.MaxTokens,
-		Temperature: req.Temperature,
-		Messages:    make([]wireMessage, 0, len(req.Messages)),
+		ResponseFormat: rf,
+		Model:          req.Model,
+		MaxTokens:      req.MaxTokens,
+		Temperature:    req.Temperature,
+		Messages:       make([]wireMessage, 0, len(req.Messages)),
 	}
 	if w.Model == "" {
 		w.Model = c.cfg.Model

@@ -71,13 +71,13 @@ func (e *echo) plugin() sdk.Plugin {
 		Version:      "1.0.0",
 		Instructions: "The echo plugin: an example of every HologramAgent plugin feature.",
 		Tools: []sdk.Tool{
-			{Name: "echo", Description: "Returns its text unchanged.", InputSchema: obj("text"), ReadOnly: true, Run: e.echoTool},
+			{Name: "echo", Description: "Returns its text unchanged.", InputSchema: obj("text"), ReadOnly: true, Visibility: protocol.VisibilityAny, Run: e.echoTool},
 			{Name: "echo_big", Description: "Returns a deterministic text of the given size in bytes (shared-memory demo).",
 				InputSchema: obj("bytes:integer"), ReadOnly: true, Run: e.big},
 			{Name: "echo_recall", Description: "Searches memory (in the current conversation's scope).", InputSchema: obj("query"),
-				ReadOnly: true, Run: e.recall},
+				ReadOnly: true, Visibility: protocol.VisibilityAny, Run: e.recall}, // the kernel keeps it in the turn's scope
 			{Name: "echo_remember", Description: "Stores a note in memory (in the current conversation's scope).",
-				InputSchema: obj("text"), Run: e.remember},
+				InputSchema: obj("text"), Visibility: protocol.VisibilityAny, Run: e.remember}, // written in the turn's scope
 			{Name: "echo_notify", Description: "Notifies the owner.", InputSchema: obj("title", "body"), Run: e.notify},
 			{Name: "echo_complete", Description: "Asks the owner's default model one question.", InputSchema: obj("prompt"), Run: e.complete},
 			{Name: "echo_inject", Description: "Injects a message on the echo channel as if the partner had sent it.",

@@ -61,13 +61,14 @@ func TestQQThroughKernel(t *testing.T) {
 	}
 
 	// In the group the owner-only tool is denied, and the denial is the call's result (the
-	// turn ends there: every call was denied).
+	// turn ends there: every call was denied). The kernel denies it first (qq_groups declares
+	// no visibility: owner-only); the plugin's own gate stays behind it.
 	fake.Script(hosttest.Call("g1", "qq_groups", `{}`))
 	bot.push(groupMsg(42, 20002, "Owner", botID, "list your groups"))
 	if c := bot.nextCall(); c.Action != "send_group_msg" {
 		t.Fatalf("the bridge got %s", c.Action)
 	}
-	if m := tk.ToolResult(t, "chan:qq:group_42", "g1"); m.ToolStatus != "denied" || !strings.Contains(m.Content, "qq_groups is for the owner only") {
+	if m := tk.ToolResult(t, "chan:qq:group_42", "g1"); m.ToolStatus != "denied" || !strings.Contains(m.Content, "qq_groups was denied: it is for the owner only") {
 		t.Fatalf("qq_groups in a group: %+v", m)
 	}
 
