@@ -42,10 +42,8 @@ type Lexicon struct {
 	once   sync.Once
 	err    error
 	loaded atomic.Bool
-	// warming: Warm started the load, and callers do not wait for it.
-	warming atomic.Bool
-	exc     map[string]string // irregular form → lemma (a few thousand entries)
-	nets    nounNet           // the noun network, pointer-free (see nounNet)
+	exc    map[string]string // irregular form → lemma (a few thousand entries)
+	nets   nounNet           // the noun network, pointer-free (see nounNet)
 	// verbs, adjs, advs are the sorted FNV-1a hashes of index.verb, index.adj and index.adv
 	// lemmas (empty when the files are absent): the word classes of [Lexicon.Classes].
 	verbs, adjs, advs []uint64
@@ -198,26 +196,6 @@ func (l *Lexicon) Load(ctx context.Context) error {
 		l.log.Info("lexicon loaded", "nouns", len(l.nets.lemmaHash), "synsets", len(l.nets.synOff), "ms", time.Since(t0).Milliseconds())
 	})
 	return l.err
-}
-
-// Warm loads the database like Load, but callers of Lemma, Hypernyms and Expand meanwhile get
-// no answer instead of waiting for it (the kernel warms the lexicon in the background at start,
-// so that no turn waits the seconds WordNet takes to read on a busy machine).
-func (l *Lexicon) Warm(ctx context.Context) error {
-	l.warming.Store(true)
-	return l.Load(ctx)
-}
-
-// usable reports whether the database can answer now: loaded, or loaded now unless Warm is
-// loading it.
-func (l *Lexicon) usable() bool {
-	if l.loaded.Load() {
-		return true
-	}
-	if l.warming.Load() {
-		return false
-	}
-	return l.Load(context.Background()) == nil
 }
 
 // Ready reports whether the database loaded, loading it if that was not tried yet.
@@ -479,7 +457,7 @@ func eachLine(path string, fn func(string) error) error {
 // Lemma returns the lemma of an irregular English form ("went" → "go", "mice" → "mouse"), or
 // word itself. word is lowercase.
 func (l *Lexicon) Lemma(word string) string {
-	if l == nil || !l.usable() {
+	if l == nil || l.Load(context.Background()) != nil {
 		return word
 	}
 	if v, ok := l.exc[word]; ok {
@@ -511,7 +489,7 @@ func (l *Lexicon) nounLemma(word string) (int, bool) {
 // Hypernyms returns the hypernym lemmas of a noun's most frequent senses, nearest first, as
 // WordNet writes them ("martial_art"). Unknown words give nil.
 func (l *Lexicon) Hypernyms(word string) []string {
-	if l == nil || !l.usable() {
+	if l == nil || l.Load(context.Background()) != nil {
 		return nil
 	}
 	lem, ok := l.nounLemma(word)
@@ -554,7 +532,7 @@ func (l *Lexicon) Hypernyms(word string) []string {
 // dropped, each word's expansion at most once per call): the terms the index keeps in its
 // expansion column.
 func (l *Lexicon) Expand(text string) []string {
-	if l == nil || !l.usable() {
+	if l == nil || l.Load(context.Background()) != nil {
 		return nil
 	}
 	var out []string

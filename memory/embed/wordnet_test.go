@@ -70,22 +70,3 @@ func TestWordNetMissing(t *testing.T) {
 		t.Fatal("a failed lexicon still answered")
 	}
 }
-
-// TestLexiconWarmDoesNotBlock: while Warm loads the database, Expand answers at once (with
-// nothing) instead of waiting; once loaded it expands.
-func TestLexiconWarmDoesNotBlock(t *testing.T) {
-	l := NewLexicon(LexiconOptions{})
-	l.warming.Store(true) // as Warm does before it loads: the load is someone else's
-	if got := l.Expand("taekwondo in Spain"); got != nil {
-		t.Fatalf("Expand during warm-up = %v, want nothing (and no wait)", got)
-	}
-	if l.Loaded() {
-		t.Fatal("Expand loaded the database during warm-up")
-	}
-	if err := l.Warm(context.Background()); err != nil {
-		t.Fatalf("WordNet is needed for this test: %v", err)
-	}
-	if got := l.Expand("taekwondo in Spain"); !slices.Contains(got, "martial") && len(got) == 0 {
-		t.Fatalf("Expand after warm-up = %v", got)
-	}
-}
