@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -37,9 +38,16 @@ type builtinKernel struct {
 // with one tool round per turn so that scripted replies go to the turns in order.
 func newBuiltinKernel(t *testing.T, shellTOML string) *builtinKernel {
 	t.Helper()
+	return newBuiltinKernelOf(t, shellTOML, []string{"files", "notes", "shell"}, nil)
+}
+
+// newBuiltinKernelOf is newBuiltinKernel with the built-in plugins names, those of enable
+// enabled by the config file, and the config file's plugins extra.
+func newBuiltinKernelOf(t *testing.T, shellTOML string, names, enable []string, extra ...config.PluginConfig) *builtinKernel {
+	t.Helper()
 	base := t.TempDir()
 	pluginsDir := filepath.Join(base, "plugins")
-	for _, name := range []string{"files", "notes", "shell"} {
+	for _, name := range names {
 		buildPlugin(t, name, filepath.Join(pluginsDir, name), nil)
 	}
 	if err := os.MkdirAll(filepath.Join(pluginsDir, "extra"), 0o755); err != nil {
@@ -62,6 +70,8 @@ func newBuiltinKernel(t *testing.T, shellTOML string) *builtinKernel {
 	cfg.DataDir = b.data
 	cfg.ConfigFile = filepath.Join(b.conf, "config.toml") // the plugins get its directory
 	cfg.Builtin.Dir = pluginsDir
+	cfg.Builtin.Enable = enable
+	cfg.Plugins = extra
 	cfg.Memory.GCInterval.Duration = 0
 	cfg.Agent.MaxRounds = 1
 	cfg.Agent.ToolTimeout.Duration = 10 * time.Minute // longer than an approval's 2 minutes
@@ -197,8 +207,14 @@ func TestBuiltinPlugins(t *testing.T) {
 		}
 		b.fake.Script(callReply("r1", "files_read", `{"path":"big.txt"}`))
 		chat(t, b.memKernel, "main", "read big.txt")
-		if m := toolResult(t, b.memKernel, "main", "r1"); m.ToolStatus != "ok" || m.Content != big {
-			t.Fatalf("read: status %s, %d bytes", m.ToolStatus, len(m.Content))
+		// Over 64 KiB: the model saw a head and a tail; the whole result is a block.
+		m := toolResult(t, b.memKernel, "main", "r1")
+		id := regexp.MustCompile(`stored whole as block (result_[0-9a-f]+)`).FindStringSubmatch(m.Content)
+		if m.ToolStatus != "ok" || id == nil || !strings.HasPrefix(m.Content, big[:16<<10]) || len(m.Content) > 64<<10 {
+			t.Fatalf("read: status %s, %d bytes: %.200q", m.ToolStatus, len(m.Content), m.Content)
+		}
+		if blk, err := b.Store.Block(ctx, id[1]); err != nil || blk.Text != big {
+			t.Fatalf("block %s: %d bytes, %v", id[1], len(blk.Text), err)
 		}
 		after, err := kernel.PluginTraffic(b.Kernel, "files")
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/kstate"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/kernel/memadmin"
+	"github.com/hologramagent/hologram/kernel/toolwin"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/engine"
 	"github.com/hologramagent/hologram/memory/graph"
@@ -191,8 +192,15 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		ToolTimeout:  cfg.Agent.ToolTimeout.Duration,
 		TokenBudget:  cfg.Agent.TokenBudget,
 		HistoryLimit: cfg.Agent.HistoryLimit,
+		ToolWindow:   toolwin.Options{MaxTools: cfg.Agent.MaxTools},
+		// The session's visibility (the security issue) goes in MayCall; nil offers every tool.
+		MaxResultBytes: cfg.Agent.MaxResultBytes,
 	})
 	if err := k.agent.AddTool(agent.TimeNow(deps.Clock), "builtin"); err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	// Long tool results are stored as blocks; result_read pages them within the turn's scope.
+	if err := k.agent.AddTool(agent.ResultRead(deps.Store, nil), "builtin"); err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
 	for _, t := range deps.Tools {

@@ -154,6 +154,13 @@ func (k memoryRole) Window(ctx context.Context, session string) (client.Window, 
 			out.Recall.Events = append(out.Recall.Events, memadmin.HitOut(h.Event, h.Score, h.Reason))
 		}
 	}
+	if tw, ok := k.agent.LastWindow(session); ok {
+		out.Tools = &client.ToolWindow{TurnID: tw.TurnID, Round: tw.Round, Time: tw.Time, Sent: tw.Sent, Tokens: tw.Tokens, Left: tw.Left,
+			Tools: make([]client.WindowTool, 0, len(tw.Scores))}
+		for _, s := range tw.Scores {
+			out.Tools.Tools = append(out.Tools.Tools, client.WindowTool{Name: s.Name, Score: s.Score, Tokens: s.Tokens, Sent: s.Sent, Reason: s.Reason})
+		}
+	}
 	return out, nil
 }
 

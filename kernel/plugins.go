@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
@@ -54,8 +56,8 @@ type plugins struct {
 	mu        sync.Mutex // serialises AddPlugin and remove (held across host calls)
 	regMu     sync.Mutex // serialises AddTool's name choice (the host calls AddTool, maybe under mu)
 	cancel    context.CancelFunc
-	wg        sync.WaitGroup // the background adds
-	bg        sync.WaitGroup // the pause forwarder and channel turns
+	starter   atomic.Pointer[host.Starter] // the background adds, built-ins first, in parallel
+	bg        sync.WaitGroup               // the pause forwarder and channel turns
 	closeOnce sync.Once
 	closeErr  error
 
@@ -121,24 +123,26 @@ func (p *plugins) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	specs = append(specs, builtin...)
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.chanMu.Lock()
 	p.cancel, p.base = cancel, bctx
 	p.chanMu.Unlock()
 	p.forwardPause(bctx)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for _, s := range specs {
-			if bctx.Err() != nil {
-				return
-			}
-			if _, err := p.host.Add(bctx, s); err != nil {
-				p.k.log.Warn("plugin not added", "plugin", s.Name, "err", err)
-			}
-		}
-	}()
+	p.starter.Store(host.Start(bctx, p.host.Add, [][]host.Spec{builtin, specs}, func(s host.Spec, err error) {
+		p.k.log.Warn("plugin not added", "plugin", s.Name, "err", err)
+	}))
+	return nil
+}
+
+// startWait is how long a turn waits for plugins still on their first start.
+const startWait = 3 * time.Second
+
+// waitStarted waits (at most startWait) for the plugins still on their first start and returns
+// those still starting then: the turn runs without their tools and says so.
+func (p *plugins) waitStarted(ctx context.Context) []string {
+	if st := p.starter.Load(); st != nil {
+		return st.WaitStarted(ctx, startWait)
+	}
 	return nil
 }
 
@@ -150,7 +154,9 @@ func (p *plugins) close(ctx context.Context) error {
 			p.cancel()
 		}
 		p.chanMu.Unlock()
-		p.wg.Wait()
+		if st := p.starter.Load(); st != nil {
+			st.Wait()
+		}
 		p.bg.Wait()
 		p.closeErr = p.host.Close(ctx)
 	})

@@ -230,7 +230,7 @@ func pluginKernel(t *testing.T, store *sqlite.Store, cfg config.Config, tools ma
 	if err := k.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	k.plugins.wg.Wait() // the background adds are done
+	k.plugins.starter.Load().Wait() // the background adds are done
 	t.Cleanup(func() { k.Close() })
 	return k, h
 }
@@ -257,7 +257,7 @@ func TestPluginToolRegistry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]string{"echo": "a", "write_file": "a", "b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin"}
+	want := map[string]string{"echo": "a", "write_file": "a", "b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin", "result_read": "builtin"}
 	if got := toolSources(k); !mapsEqual(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -295,7 +295,7 @@ func TestPluginToolRegistry(t *testing.T) {
 	if _, err := k.Service().PluginAction(ctx, "a", client.PluginDisable); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin"}) {
+	if got := toolSources(k); !mapsEqual(got, map[string]string{"b__echo": "b", "b__time_now": "b", "time_now": "builtin", "coldcontext_query": "builtin", "result_read": "builtin"}) {
 		t.Fatalf("after disable: %v", got)
 	}
 	if _, err := k.Service().PluginAction(ctx, "b", client.PluginRestart); err != nil {
@@ -330,8 +330,10 @@ func TestPluginManagement(t *testing.T) {
 	cfg.Plugins = []config.PluginConfig{{Name: "fs", Command: []string{"node", "fs.js", "/tmp"}}, {Name: "off", Dir: "/opt/p", Disabled: true}}
 	k, h := pluginKernel(t, store, cfg, nil, nil)
 
-	if got := len(h.added); got != 2 || h.added[0].Name != "fs" || h.added[0].Kind != host.KindMCP || h.added[1].Kind != host.KindNative || !h.added[1].Disabled {
-		t.Fatalf("config plugins added %+v", h.added)
+	added := slices.Clone(h.added) // added in parallel: in any order
+	slices.SortFunc(added, func(a, b host.Spec) int { return strings.Compare(a.Name, b.Name) })
+	if got := len(added); got != 2 || added[0].Name != "fs" || added[0].Kind != host.KindMCP || added[1].Kind != host.KindNative || !added[1].Disabled {
+		t.Fatalf("config plugins added %+v", added)
 	}
 	bad := []struct {
 		name string
@@ -405,8 +407,10 @@ func TestPluginManagement(t *testing.T) {
 	// A second kernel on the same store starts the config's and the stored plugins (disabled
 	// as remembered).
 	k2, h2 := pluginKernel(t, store, cfg, nil, nil)
-	if len(h2.added) != 3 || h2.added[2].Name != "everything" || !h2.added[2].Disabled || h2.added[2].Env[0] != "A=1" {
-		t.Fatalf("restart added %+v", h2.added)
+	added = slices.Clone(h2.added)
+	slices.SortFunc(added, func(a, b host.Spec) int { return strings.Compare(a.Name, b.Name) })
+	if len(added) != 3 || added[0].Name != "everything" || !added[0].Disabled || added[0].Env[0] != "A=1" {
+		t.Fatalf("restart added %+v", added)
 	}
 	if p, err := k2.Service().PluginAction(ctx, "everything", client.PluginRemove); err != nil || p.Name != "everything" {
 		t.Fatalf("remove: %+v %v", p, err)

@@ -205,6 +205,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 
 	emit(client.ChatEvent{Type: client.EventTurn, TurnID: tr.TurnID, Session: tr.Session})
 	k.publish("turn_started", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "channel": tr.Channel})
+	missing := k.plugins.waitStarted(tctx)
 	res, err := k.agent.Run(tctx, tr, func(ev agent.Event) {
 		ce := client.ChatEvent{Type: ev.Type, TurnID: tr.TurnID, Session: tr.Session, Text: ev.Text}
 		if ev.Tool != nil {
@@ -212,6 +213,9 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		}
 		emit(ce)
 	})
+	if len(missing) > 0 { // the turn ran without the tools of plugins still starting: it says so
+		res.Text += fmt.Sprintf("\n\n(still starting, their tools were not offered: %s)", strings.Join(missing, ", "))
+	}
 	out := client.ChatResult{TurnID: tr.TurnID, Session: tr.Session, Text: res.Text}
 	if err != nil {
 		if cause := context.Cause(tctx); cause != nil && errors.Is(cause, ErrClosing) {

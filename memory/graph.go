@@ -27,7 +27,9 @@ type Block struct {
 	// Name is a title or file name ("" when none).
 	Name string `json:"name,omitempty"`
 	MIME string `json:"mime,omitempty"`
-	// Text is the content of a text block, or the OCR/transcript text of a media block.
+	// Text is the content of a text block, or the OCR/transcript text of a media block. An
+	// event's blocks as listed with it (History, searches) carry at most the first 64 Ki
+	// characters of it (Size is the whole); [BlockStore.Block] gives it whole.
 	Text string `json:"text,omitempty"`
 	// Data is the bytes of a media block. Listings leave it nil; [BlockStore.Block] fills it.
 	Data  []byte `json:"data,omitempty"`

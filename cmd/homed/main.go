@@ -18,13 +18,25 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/hologramagent/hologram/kernel/config"
 )
 
+// softMemoryLimit is the Go heap's soft limit unless GOMEMLIMIT sets one: past it the garbage
+// collector runs sooner instead of letting the heap double. A turn carrying a 10 MiB tool result
+// left ≈ 130 MB of garbage at its peak and took homed's VmHWM to 314–323 MB; with the limit,
+// 272 MB (benchmarks/limits, docs in benchmarks/reports/limits.md). The limit counts Go memory
+// only (jieba and SQLite allocate in C), and homed's live Go heap stays well under it; when it
+// does not, the runtime caps the collector's share of CPU rather than thrash.
+const softMemoryLimit = 100 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	// Only homed itself talks to the service manager: plugins and other children do not inherit

@@ -47,14 +47,25 @@ func (a *app) window(ctx context.Context, args []string) error {
 	}
 	if len(w.Items) == 0 {
 		fmt.Fprintln(a.stderr, "the window is empty")
-		return nil
+	} else {
+		rows := [][]string{{"TIME", "ROLE", "TOKENS", "SCORE", "SOURCE", "REASON", "CONTENT"}}
+		for _, it := range w.Items {
+			rows = append(rows, []string{shortTime(it.Time), it.Role, fmt.Sprint(it.Tokens), fmt.Sprintf("%.3f", it.Score),
+				orDash(it.Source), orDash(oneLine(it.Reason, 40)), excerpt(it.Content)})
+		}
+		if err := a.table(rows); err != nil {
+			return err
+		}
 	}
-	rows := [][]string{{"TIME", "ROLE", "TOKENS", "SCORE", "SOURCE", "REASON", "CONTENT"}}
-	for _, it := range w.Items {
-		rows = append(rows, []string{shortTime(it.Time), it.Role, fmt.Sprint(it.Tokens), fmt.Sprintf("%.3f", it.Score),
-			orDash(it.Source), orDash(oneLine(it.Reason, 40)), excerpt(it.Content)})
+	if tw := w.Tools; tw != nil {
+		fmt.Fprintf(a.stdout, "\ntools of turn %s round %d: sent %d (%d tokens), left out %d\n", tw.TurnID, tw.Round, tw.Sent, tw.Tokens, tw.Left)
+		rows := [][]string{{"TOOL", "SENT", "SCORE", "TOKENS", "REASON"}}
+		for _, t := range tw.Tools {
+			rows = append(rows, []string{t.Name, yesNo(t.Sent), fmt.Sprintf("%.3f", t.Score), fmt.Sprint(t.Tokens), t.Reason})
+		}
+		return a.table(rows)
 	}
-	return a.table(rows)
+	return nil
 }
 
 // memory runs the memory subcommands.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/toolwin"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -77,6 +78,16 @@ type Options struct {
 	TokenBudget  int              // total tokens (reported usage) per turn; 0 = unlimited
 	HistoryLimit int              // events loaded as context, default 200
 	MaxTokens    int              // max_tokens per LLM request, default 4096
+	// ToolWindow bounds the tools one request offers (see package toolwin): at most 64 by
+	// default, never more than 128 with tool_search.
+	ToolWindow toolwin.Options
+	// MayCall, when set, says which tools a turn may call (a session's visibility and scopes);
+	// the window, tool_search and the calls see only those. nil: every tool.
+	MayCall func(ctx context.Context, turn TurnRequest, tool ToolInfo) bool
+	// MaxResultBytes bounds a tool result (and an input) as the model sees it, default 64 KiB:
+	// a longer result is stored whole as a text block and the model gets its head and tail and a
+	// note naming the block, which [ResultRead] pages.
+	MaxResultBytes int
 	// Window, when set, chooses the events of a session that go into the prompt for an input
 	// (the memory's L1 window), in chronological order; nil loads the last HistoryLimit events.
 	Window func(ctx context.Context, session, input string) ([]memory.Event, error)
@@ -115,6 +126,9 @@ type Agent struct {
 	hooks []Hook
 
 	repairs atomic.Uint64
+
+	winMu   sync.Mutex
+	lastWin map[string]WindowReport // by session
 }
 
 type toolEntry struct {
@@ -147,24 +161,22 @@ func New(opts Options) *Agent {
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
 	return &Agent{opts: opts, log: opts.Logger, tools: map[string]toolEntry{}}
 }
 
 // AddTool registers t under its spec name. source names the owner (see [Agent.RemoveTools]).
-// A duplicate or empty name is an error.
+// Its schema is normalised ([llm.NormalizeTool]: the repairs are logged); a duplicate or invalid
+// name, or a schema that cannot be made valid, is an error.
 func (a *Agent) AddTool(t Tool, source string) error {
 	if t == nil {
 		return errors.New("add tool: nil tool")
 	}
-	spec := t.Spec()
-	if spec.Name == "" {
-		return errors.New("add tool: empty name")
-	}
-	if len(spec.Parameters) == 0 {
-		spec.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	if _, err := parseSchema(spec.Parameters); err != nil {
-		return fmt.Errorf("add tool %s: %w", spec.Name, err)
+	spec, err := a.normalize(t.Spec(), source)
+	if err != nil {
+		return fmt.Errorf("add tool: %w", err)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -191,23 +203,19 @@ func (a *Agent) RemoveTools(source string) int {
 }
 
 // ReplaceTools swaps every tool of a source for tools in one step, so that no turn ever sees the
-// source's tools half replaced (a plugin re-listing its tools). Nothing changes on an error (an
-// invalid tool, or a name another source holds).
+// source's tools half replaced (a plugin re-listing its tools). A tool whose schema cannot be
+// made valid ([llm.NormalizeTool]) is left out with a logged reason; nothing changes on an error
+// (a nil tool, or a name another source holds).
 func (a *Agent) ReplaceTools(source string, tools []Tool) error {
 	entries := make([]toolEntry, 0, len(tools))
 	for _, t := range tools {
 		if t == nil {
 			return errors.New("replace tools: nil tool")
 		}
-		spec := t.Spec()
-		if spec.Name == "" {
-			return errors.New("replace tools: empty name")
-		}
-		if len(spec.Parameters) == 0 {
-			spec.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		if _, err := parseSchema(spec.Parameters); err != nil {
-			return fmt.Errorf("replace tools: %s: %w", spec.Name, err)
+		spec, err := a.normalize(t.Spec(), source)
+		if err != nil { // one bad tool does not take its plugin's others with it
+			a.log.Warn("tool left out", slog.String("source", source), slog.String("reason", err.Error()))
+			continue
 		}
 		entries = append(entries, toolEntry{tool: t, spec: spec, source: source, vis: visibilityOf(t)})
 	}
@@ -229,6 +237,22 @@ func (a *Agent) ReplaceTools(source string, tools []Tool) error {
 		a.tools[e.spec.Name] = e
 	}
 	return nil
+}
+
+// normalize makes spec's schema one that servers accept and the agent can check arguments
+// against, logging the repairs.
+func (a *Agent) normalize(spec llm.Tool, source string) (llm.Tool, error) {
+	spec, fixes, err := llm.NormalizeTool(spec)
+	if err != nil {
+		return spec, err
+	}
+	if _, err := parseSchema(spec.Parameters); err != nil {
+		return spec, fmt.Errorf("tool %s: %w", spec.Name, err)
+	}
+	if len(fixes) > 0 {
+		a.log.Info("tool schema repaired", slog.String("tool", spec.Name), slog.String("source", source), slog.String("fixes", strings.Join(fixes, "; ")))
+	}
+	return spec, nil
 }
 
 // Tools lists the registered tools sorted by name.
@@ -257,8 +281,12 @@ func (a *Agent) toolSnapshot(sc memory.Scope) (map[string]toolEntry, []llm.Tool)
 			specs = append(specs, e.spec)
 		}
 	}
-	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
+	sortTools(specs)
 	return m, specs
+}
+
+func sortTools(specs []llm.Tool) {
+	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
 }
 
 // AddHook registers h. A hook with the same stage and name, an unknown stage, an empty name or a

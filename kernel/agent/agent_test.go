@@ -637,7 +637,7 @@ func TestSelfCheckRepairsHistory(t *testing.T) {
 func TestBatchRecordsGuard(t *testing.T) {
 	h := newHarness(t, Options{})
 	tr := &turn{a: h.a, req: TurnRequest{Session: testSession}, emit: func(Event) {}}
-	rec := newRecorder([]llm.ToolCall{call("a", "echo", `{}`), call("b", "echo", `{}`)}, tr.emit)
+	rec := newRecorder([]llm.ToolCall{call("a", "echo", `{}`), call("b", "echo", `{}`)}, tr.emit, 0)
 	rec.add(0, "ra", StatusOK)
 	evs, msgs := tr.batchRecords("", "", rec)
 	if len(evs) != 3 || evs[2].ToolCallID != "b" || evs[2].ToolStatus != StatusSkipped {

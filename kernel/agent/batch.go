@@ -32,6 +32,9 @@ type outcome struct {
 	done   bool
 	ran    bool       // the tool ran (its result is the tool's, stored in its scope)
 	vis    Visibility // the tool's, when it ran
+	// full is a result longer than the agent's MaxResultBytes, stored whole as the text block
+	// block; result is then its preview.
+	full, block string
 }
 
 // recorder holds the results of one batch, indexed like the model's calls, so they are always
@@ -42,10 +45,11 @@ type recorder struct {
 	outs    []outcome
 	started []bool
 	emit    func(Event)
+	max     int // results longer than this are stored as blocks (0: never)
 }
 
-func newRecorder(calls []llm.ToolCall, emit func(Event)) *recorder {
-	return &recorder{calls: calls, outs: make([]outcome, len(calls)), started: make([]bool, len(calls)), emit: emit}
+func newRecorder(calls []llm.ToolCall, emit func(Event), maxResult int) *recorder {
+	return &recorder{calls: calls, outs: make([]outcome, len(calls)), started: make([]bool, len(calls)), emit: emit, max: maxResult}
 }
 
 // start announces call i (with its final arguments) as running.
@@ -84,6 +88,10 @@ func (r *recorder) record(i int, o outcome) {
 	}
 	r.startLocked(i)
 	o.done = true
+	if r.max > 0 && len(o.result) > r.max {
+		o.full, o.block = o.result, newResultID()
+		o.result = resultPreview(o.result, o.block, r.max)
+	}
 	r.outs[i] = o
 	c := r.calls[i]
 	r.emit(Event{Type: "tool_result", Tool: &ToolEvent{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Result: o.result, Status: o.status}})
@@ -107,7 +115,7 @@ type prepared struct {
 // call gets exactly one result. The batch runs in parallel only when it has more than one call
 // and every call names a known parallel-safe tool; otherwise serially.
 func (t *turn) runBatch(ctx context.Context, calls []llm.ToolCall, tools map[string]toolEntry) *recorder {
-	rec := newRecorder(calls, t.emit)
+	rec := newRecorder(calls, t.emit, t.a.opts.MaxResultBytes)
 	if parallelBatch(calls, tools) {
 		preps := make([]*prepared, len(calls))
 		for i := range calls {
@@ -211,6 +219,9 @@ func unknownTool(name string, tools map[string]toolEntry, sc memory.Scope) strin
 		return fmt.Sprintf("unknown tool %s; no tools are available", name)
 	}
 	sort.Strings(names)
+	if len(names) > 40 {
+		return fmt.Sprintf("unknown tool %s; %d tools are available, among them %s…; %s finds the others", name, len(names), strings.Join(names[:40], ", "), ToolSearchTool)
+	}
 	return fmt.Sprintf("unknown tool %s; available tools: %s", name, strings.Join(names, ", "))
 }
 

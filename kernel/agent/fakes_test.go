@@ -75,6 +75,21 @@ func (s *memStore) History(_ context.Context, session string, limit int) ([]memo
 	return evs, nil
 }
 
+// Block returns a block an event brought, with the event's scope, as the real store does.
+func (s *memStore) Block(_ context.Context, id string) (memory.Block, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.events {
+		for _, b := range e.Blocks {
+			if b.ID == id {
+				b.Scope, b.Size = e.Scope, int64(len(b.Text))
+				return b, nil
+			}
+		}
+	}
+	return memory.Block{}, fmt.Errorf("block %q: %w", id, memory.ErrNotFound)
+}
+
 func (s *memStore) all() []memory.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -295,14 +310,14 @@ func (h *harness) emitted() []Event {
 // also holds their assistant event, and that the self-check never had to repair anything.
 func (h *harness) checkInvariants(t *testing.T) {
 	t.Helper()
-	if err := serverPairingCheck(historyMessages(h.store.all())); err != nil {
+	if err := serverPairingCheck(historyMessages(h.store.all(), DefaultMaxResultBytes)); err != nil {
 		t.Errorf("stored history breaks the pairing: %v", err)
 	}
 	for i, c := range h.store.commits {
 		if c[0].Role == memory.RoleTool {
 			t.Errorf("commit %d starts with a tool event; its assistant event was committed separately", i)
 		}
-		if err := serverPairingCheck(historyMessages(c)); err != nil {
+		if err := serverPairingCheck(historyMessages(c, DefaultMaxResultBytes)); err != nil {
 			t.Errorf("commit %d is not self-contained: %v", i, err)
 		}
 	}

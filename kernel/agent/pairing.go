@@ -77,21 +77,22 @@ func (a *Agent) selfCheck(msgs []llm.Message) []llm.Message {
 }
 
 // historyMessages converts stored events to the messages the model sees. Reasoning is never
-// re-sent.
-func historyMessages(evs []memory.Event) []llm.Message {
+// re-sent; a text longer than max bytes is shown as its head and tail (tool results are already
+// stored so: this bounds inputs, and results stored before the bound existed).
+func historyMessages(evs []memory.Event, max int) []llm.Message {
 	out := make([]llm.Message, 0, len(evs))
 	for _, e := range evs {
 		switch e.Role {
 		case memory.RoleTool:
-			out = append(out, llm.Message{Role: "tool", Content: e.Content, ToolCallID: e.ToolCallID})
+			out = append(out, llm.Message{Role: "tool", Content: inputPreview(e.Content, max), ToolCallID: e.ToolCallID})
 		case memory.RoleAssistant:
-			m := llm.Message{Role: "assistant", Content: e.Content}
+			m := llm.Message{Role: "assistant", Content: inputPreview(e.Content, max)}
 			for _, c := range e.ToolCalls {
 				m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 			}
 			out = append(out, m)
 		default:
-			out = append(out, llm.Message{Role: string(e.Role), Content: e.Content})
+			out = append(out, llm.Message{Role: string(e.Role), Content: inputPreview(e.Content, max)})
 		}
 	}
 	return out

@@ -23,8 +23,11 @@ func TestToolRegistry(t *testing.T) {
 		{tool: echoTool("a", false), source: "notes"},
 		{tool: TimeNow(nil), source: "builtin"},
 		{tool: echoTool("a", true), source: "other", wantErr: "already registered by notes"},
-		{tool: echoTool("", true), source: "x", wantErr: "empty name"},
-		{tool: funcTool{name: "bad", params: `{"properties":[`}, source: "x", wantErr: "invalid parameters schema"},
+		{tool: echoTool("", true), source: "x", wantErr: `tool name "" does not match`},
+		{tool: echoTool("notes.list", true), source: "x", wantErr: `tool name "notes.list" does not match`},
+		{tool: funcTool{name: "bad", params: `{"properties":[`}, source: "x", wantErr: "tool bad: parameters are not JSON"},
+		{tool: funcTool{name: "str", params: `{"type":"string"}`}, source: "x", wantErr: `of type "object"`},
+		{tool: funcTool{name: "c", params: `{"type":"object","properties":{},"required":null}`}, source: "notes"},
 		{tool: nil, source: "x", wantErr: "nil tool"},
 	} {
 		err := a.AddTool(tc.tool, tc.source)
@@ -36,14 +39,19 @@ func TestToolRegistry(t *testing.T) {
 	for _, ti := range a.Tools() {
 		names = append(names, ti.Spec.Name+"/"+ti.Source)
 	}
-	if want := []string{"a/notes", "b/notes", "time_now/builtin"}; !slices.Equal(names, want) {
+	if want := []string{"a/notes", "b/notes", "c/notes", "time_now/builtin"}; !slices.Equal(names, want) {
 		t.Errorf("Tools() = %v, want %v", names, want)
+	}
+	for _, ti := range a.Tools() {
+		if err := llm.CheckTool(ti.Spec); err != nil {
+			t.Errorf("registered tool refused by the validator: %v", err)
+		}
 	}
 	if tl := a.Tools(); tl[0].ParallelSafe || !tl[1].ParallelSafe {
 		t.Errorf("ParallelSafe not reported: %+v", tl)
 	}
-	if n := a.RemoveTools("notes"); n != 2 {
-		t.Errorf("RemoveTools = %d, want 2", n)
+	if n := a.RemoveTools("notes"); n != 3 {
+		t.Errorf("RemoveTools = %d, want 3", n)
 	}
 	if n := a.RemoveTools("notes"); n != 0 {
 		t.Errorf("second RemoveTools = %d, want 0", n)
@@ -190,5 +198,13 @@ func TestReplaceToolsIsAtomic(t *testing.T) {
 		if got := fmt.Sprint(names()); got != "[p:b p:c builtin:mine]" {
 			t.Fatalf("a failed replace changed the tools: %s", got)
 		}
+	}
+	// A tool whose schema cannot be made valid is left out; the plugin's other tools stay.
+	bad := funcTool{name: "e", params: `{"type":"string"}`}
+	if err := a.ReplaceTools("p", []Tool{mk("b"), bad, funcTool{name: "f", params: `{"type":"object","required":null}`}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(names()); got != "[p:b p:f builtin:mine]" {
+		t.Fatalf("tools after a replace with an invalid schema: %s", got)
 	}
 }

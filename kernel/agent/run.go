@@ -74,6 +74,7 @@ type turn struct {
 	start time.Time
 	input string
 	res   Result
+	tools *turnTools
 }
 
 func (t *turn) data() StageData {
@@ -95,7 +96,8 @@ func (t *turn) data() StageData {
 // (e.g. *llm.APIError); the user event stays committed.
 func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Result, error) {
 	ctx = WithTurn(ctx, req)
-	t := &turn{a: a, req: req, emit: serialize(emit), start: a.opts.Clock(), input: req.Input}
+	t := &turn{a: a, req: req, emit: serialize(emit), start: a.opts.Clock(), input: req.Input, tools: &turnTools{}}
+	ctx = context.WithValue(ctx, turnToolsKey{}, t.tools)
 	sess, err := a.opts.Store.GetSession(ctx, req.Session)
 	if errors.Is(err, memory.ErrNotFound) {
 		return Result{}, fmt.Errorf("unknown session %q: %w", req.Session, err)
@@ -119,6 +121,11 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 	if err != nil {
 		return Result{}, fmt.Errorf("load context: %w", err)
 	}
+	for i := len(hist) - 1; i >= 0 && len(t.tools.used) < 16; i-- {
+		if hist[i].Role == memory.RoleTool && hist[i].ToolName != "" {
+			t.tools.used = append(t.tools.used, hist[i].ToolName) // most recent first
+		}
+	}
 	user := t.event(memory.RoleUser, t.input)
 	user.Blocks = req.Blocks
 	if err := t.commit(ctx, user); err != nil {
@@ -132,8 +139,8 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 	if sess.SystemPrompt != "" {
 		msgs = append(msgs, llm.Message{Role: "system", Content: sess.SystemPrompt})
 	}
-	msgs = append(msgs, historyMessages(hist)...)
-	msgs = append(msgs, llm.Message{Role: "user", Content: t.input + attachmentText(req.Blocks)})
+	msgs = append(msgs, historyMessages(hist, a.opts.MaxResultBytes)...)
+	msgs = append(msgs, llm.Message{Role: "user", Content: inputPreview(t.input, a.opts.MaxResultBytes) + attachmentText(req.Blocks)})
 	d := t.data()
 	d.Messages = msgs
 	msgs = a.runStage(ctx, StageContext, d).Messages
@@ -144,6 +151,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 	}
 	msgs = st.Messages
 
+	windowText := t.input
+	shrunk := false // a context-length error shrinks the request once
+	maxTools := 0   // the window's count; 0 = configured
 	for {
 		if ctx.Err() != nil {
 			return t.cancelled(ctx, "")
@@ -152,7 +162,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 			return t.finish(ctx, text, "", stop)
 		}
 		msgs = a.selfCheck(msgs)
-		tools, specs := a.toolSnapshot(t.req.Scope)
+		tools, specs := t.window(ctx, windowText, maxTools)
 		var partial strings.Builder
 		onDelta := func(d llm.Delta) {
 			if d.Content != "" {
@@ -168,6 +178,16 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 		if err != nil {
 			if ctx.Err() != nil {
 				return t.cancelled(ctx, partial.String())
+			}
+			if !shrunk && partial.Len() == 0 && contextLengthError(err) {
+				shrunk = true
+				before := len(msgs)
+				msgs = shrinkMessages(msgs)
+				maxTools = max(len(specs)/2, 8)
+				a.log.Warn("provider refused the request's length; retrying once with less context",
+					slog.Int("messages", before), slog.Int("kept", len(msgs)), slog.Int("tools", len(specs)), slog.Int("max_tools", maxTools), slog.Any("err", err))
+				t.res.Rounds--
+				continue
 			}
 			return t.res, fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)
 		}
@@ -185,12 +205,19 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 			return t.finish(ctx, post.Text, post.Reasoning, StopDone)
 		}
 
+		for _, c := range calls {
+			t.tools.use(c.Name)
+		}
+		if post.Text != "" {
+			windowText = t.input + "\n" + post.Text
+		}
 		rec := t.runBatch(ctx, calls, tools)
 		evs, batchMsgs := t.batchRecords(post.Text, post.Reasoning, rec)
 		msgs = append(msgs, batchMsgs...)
 		if err := t.commit(ctx, evs...); err != nil {
 			return t.res, err
 		}
+		releaseLargeResults(rec)
 		if ctx.Err() != nil {
 			return t.cancelled(ctx, "")
 		}
@@ -328,6 +355,10 @@ func (t *turn) toolEvent(c llm.ToolCall, o outcome) memory.Event {
 	if o.ran {
 		ev.Scope = ResultScope(o.vis, t.req.Scope)
 	}
+	if o.block != "" { // the whole result, in the event's scope (result_read reads only its own)
+		ev.Blocks = []memory.Block{{ID: o.block, Kind: memory.BlockText, Name: "result of " + c.Name + " (" + c.ID + ")",
+			MIME: "text/plain", Text: o.full}}
+	}
 	return ev
 }
 
@@ -382,4 +413,42 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// contextLengthError reports whether err is a provider refusing a request for its length
+// (OpenAI's context_length_exceeded and the wordings compatible servers use).
+func contextLengthError(err error) bool {
+	var ae *llm.APIError
+	if !errors.As(err, &ae) || (ae.Status != 400 && ae.Status != 413) {
+		return false
+	}
+	m := strings.ToLower(ae.Message)
+	for _, s := range []string{"context length", "context_length", "maximum context", "context window", "too many tokens", "prompt is too long", "reduce the length"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// shrinkMessages drops the older half of the history before the turn's own messages (from its
+// user message on), keeping the leading system messages; pairs of tool calls and results are
+// dropped whole (a cut starts at a user message).
+func shrinkMessages(msgs []llm.Message) []llm.Message {
+	sys := 0
+	for sys < len(msgs) && msgs[sys].Role == "system" {
+		sys++
+	}
+	lastUser := len(msgs) - 1
+	for lastUser > sys && msgs[lastUser].Role != "user" {
+		lastUser--
+	}
+	hist := msgs[sys:lastUser]
+	cut := len(hist) / 2
+	for cut < len(hist) && hist[cut].Role != "user" {
+		cut++
+	}
+	out := append([]llm.Message(nil), msgs[:sys]...)
+	out = append(out, hist[cut:]...)
+	return append(out, msgs[lastUser:]...)
 }

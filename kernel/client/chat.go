@@ -2,17 +2,14 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 )
-
-// maxSSELine bounds one line of the chat stream (a data line carries a whole final reply).
-const maxSSELine = 16 << 20
 
 // ErrStreamEnded is returned by [HTTP.Chat] when the stream closes before its final or error event.
 var ErrStreamEnded = errors.New("stream ended early")
@@ -105,12 +102,13 @@ var errStop = errors.New("stop")
 
 // readSSE parses a text/event-stream body and calls fn for each event that carries data, with the
 // event name ("message" when none) and the data lines joined by "\n". Comments and id/retry fields
-// are ignored, and so is an event cut off by the end of the body. fn returning errStop ends the read with nil; other errors are returned.
+// are ignored, and so is an event cut off by the end of the body. fn returning errStop ends the
+// read with nil; other errors are returned. A line may be of any length (a final reply, a tool
+// result): the reader holds one event at a time, as long as the kernel made it.
 func readSSE(r io.Reader, fn func(name string, data []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var name string
-	var data []byte
+	var data, line []byte
 	hasData := false
 	dispatch := func() error {
 		defer func() { name, data, hasData = "", data[:0], false }()
@@ -123,9 +121,16 @@ func readSSE(r io.Reader, fn func(name string, data []byte) error) error {
 		}
 		return fn(n, data)
 	}
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
+	for {
+		var err error
+		line, err = readLine(br, line[:0])
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil // an event not closed by its blank line is incomplete and dropped
+			}
+			return err
+		}
+		if len(line) == 0 {
 			if err := dispatch(); err != nil {
 				if errors.Is(err, errStop) {
 					return nil
@@ -134,14 +139,14 @@ func readSSE(r io.Reader, fn func(name string, data []byte) error) error {
 			}
 			continue
 		}
-		if strings.HasPrefix(line, ":") {
+		if line[0] == ':' {
 			continue
 		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
 		case "event":
-			name = value
+			name = string(value)
 		case "data":
 			if hasData {
 				data = append(data, '\n')
@@ -150,6 +155,24 @@ func readSSE(r io.Reader, fn func(name string, data []byte) error) error {
 			hasData = true
 		}
 	}
-	// An event not closed by its blank line is incomplete and dropped, as in the SSE standard.
-	return sc.Err()
+}
+
+// readLine appends the next line of br to buf, without its "\n" or "\r\n", whatever its length.
+// A last line without a newline is returned with io.EOF only when it is empty.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			buf = buf[:len(buf)-1]
+			return bytes.TrimSuffix(buf, []byte("\r")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(buf) > 0:
+			return bytes.TrimSuffix(buf, []byte("\r")), io.EOF
+		default:
+			return buf, err
+		}
+	}
 }

@@ -46,6 +46,7 @@ func sseHandler(body string) http.Handler {
 
 func TestChatStream(t *testing.T) {
 	big := strings.Repeat("x", 200<<10)
+	huge := strings.Repeat("y", 20<<20) // over the 16 MiB bufio.Scanner limit the reader once had
 	tests := []struct {
 		name       string
 		handler    http.Handler
@@ -78,6 +79,16 @@ func TestChatStream(t *testing.T) {
 				{Type: "final", Text: big},
 			},
 			wantRes: client.ChatResult{TurnID: "t1", Session: "main", Text: big},
+		},
+		{
+			name: "a line of 20 MiB",
+			handler: sseHandler("event: turn\ndata: {\"turn_id\":\"t1\",\"session\":\"main\"}\n\n" +
+				"event: final\ndata: {\"text\":\"" + huge + "\"}\n\n"),
+			wantEvents: []client.ChatEvent{
+				{Type: "turn", TurnID: "t1", Session: "main"},
+				{Type: "final", Text: huge},
+			},
+			wantRes: client.ChatResult{TurnID: "t1", Session: "main", Text: huge},
 		},
 		{
 			name: "tool events",

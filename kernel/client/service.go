@@ -339,6 +339,31 @@ type Window struct {
 	// Recall is what the session's last turn recalled into its prompt at pre_action (nil when
 	// no turn ran in the session since the kernel started).
 	Recall *Recall `json:"recall,omitempty"`
+	// Tools is the tool window of the last LLM request of the session's last turn: every tool
+	// the session could call, scored, sent or left out and why (nil when none ran since the
+	// kernel started).
+	Tools *ToolWindow `json:"tools,omitempty"`
+}
+
+// ToolWindow is the set of tools one LLM request offered, chosen from those the session may
+// call: scored against the turn, the best sent within a count and a token budget.
+type ToolWindow struct {
+	TurnID string       `json:"turn_id"`
+	Round  int          `json:"round"`
+	Time   time.Time    `json:"time"`
+	Sent   int          `json:"sent"`   // tools sent (tool_search included)
+	Tokens int          `json:"tokens"` // estimated tokens of the sent tools' schemas
+	Left   int          `json:"left"`   // tools left out
+	Tools  []WindowTool `json:"tools"`  // sent first, best first
+}
+
+// WindowTool is one tool's place in a [ToolWindow].
+type WindowTool struct {
+	Name   string  `json:"name"`
+	Score  float64 `json:"score"`
+	Tokens int     `json:"tokens"`
+	Sent   bool    `json:"sent"`
+	Reason string  `json:"reason"`
 }
 
 // Recall is what memory brought into one turn's prompt besides the window: facts from the L3

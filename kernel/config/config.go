@@ -182,6 +182,12 @@ type AgentConfig struct {
 	// answer before it counts as denied (0: DefaultApprovalTimeout, 2m). A request made by a
 	// tool call also ends with that call's tool_timeout.
 	ApprovalTimeout Duration `toml:"approval_timeout"`
+	// MaxResultBytes bounds a tool result as the model sees it (0: 64 KiB): a longer one is
+	// stored whole as a block, the model gets its head and tail and pages it with result_read.
+	MaxResultBytes int `toml:"max_result_bytes"`
+	// MaxTools bounds the tools one LLM request offers (0: 64; at most 127, tool_search being
+	// the 128th): the most relevant to the turn are sent, tool_search finds the others.
+	MaxTools int `toml:"max_tools"`
 }
 
 // APIConfig configures the HTTP API.
@@ -491,6 +497,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Agent.HistoryLimit <= 0 {
 		bad("agent.history_limit must be positive, got %d", c.Agent.HistoryLimit)
+	}
+	if c.Agent.MaxResultBytes < 0 || (c.Agent.MaxResultBytes > 0 && c.Agent.MaxResultBytes < 4096) {
+		bad("agent.max_result_bytes must be 0 (the default, 64 KiB) or at least 4096, got %d", c.Agent.MaxResultBytes)
+	}
+	if c.Agent.MaxTools < 0 || c.Agent.MaxTools > 127 {
+		bad("agent.max_tools must be 0 (the default, 64) to 127 (servers accept 128 tools with tool_search), got %d", c.Agent.MaxTools)
 	}
 	if d := c.Agent.ApprovalTimeout.Duration; d < 0 || d > MaxApprovalTimeout {
 		bad("agent.approval_timeout must be from 0 (the default, %s) to %s, got %s", DefaultApprovalTimeout, MaxApprovalTimeout, d)

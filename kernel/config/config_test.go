@@ -319,8 +319,11 @@ func TestValidate(t *testing.T) {
 			c.Agent.ToolTimeout.Duration = -time.Second
 			c.Agent.TokenBudget = -1
 			c.Agent.HistoryLimit = 0
+			c.Agent.MaxResultBytes = 100
+			c.Agent.MaxTools = 129
 			c.API.MaxBodyBytes = 0
-		}, []string{"agent.max_rounds", "agent.max_wall", "agent.tool_timeout", "agent.token_budget", "agent.history_limit", "api.max_body_bytes"}},
+		}, []string{"agent.max_rounds", "agent.max_wall", "agent.tool_timeout", "agent.token_budget", "agent.history_limit",
+			"agent.max_result_bytes must be 0 (the default, 64 KiB) or at least 4096, got 100", "agent.max_tools must be 0 (the default, 64) to 127", "api.max_body_bytes"}},
 		{"relative path", func(c *Config) { c.DataDir = "data" }, []string{`data dir "data" must be an absolute path`}},
 		{"empty data dir", func(c *Config) { c.DataDir = "" }, []string{"data dir (--data) must be set"}},
 		{"bad origin", func(c *Config) { c.API.AllowedOrigins = []string{"example.com"} }, []string{`"example.com" is not an origin`}},

@@ -58,17 +58,30 @@ func blockSize(b memory.Block) int64 {
 	return int64(len(b.Data))
 }
 
+// MaxIndexedBlockText is how much of a block's text the full-text index reads (its start, cut
+// on a rune boundary): a stored 10 MiB tool result took 210 MB to tokenise and index whole,
+// while what an event is found by is said at the start. The block itself is kept whole.
+const MaxIndexedBlockText = 256 << 10
+
 // blockTokens appends the index tokens of the blocks' texts to an event's space-joined tokens,
 // so that an event is found by what its attachments say (a text block's content, an image's
-// OCR text).
+// OCR text), up to [MaxIndexedBlockText] of each.
 func (s *Store) blockTokens(toks string, blocks []memory.Block) (string, error) {
 	var b strings.Builder
 	b.WriteString(toks)
 	for i, bl := range blocks {
-		if strings.TrimSpace(bl.Text) == "" {
+		text := bl.Text
+		if len(text) > MaxIndexedBlockText {
+			n := MaxIndexedBlockText
+			for n > 0 && !utf8.RuneStart(text[n]) {
+				n--
+			}
+			text = text[:n]
+		}
+		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		t, err := memory.IndexTokens(s.tok, memory.Event{Content: bl.Text})
+		t, err := memory.IndexTokens(s.tok, memory.Event{Content: text})
 		if err != nil {
 			return "", fmt.Errorf("block %d: %w", i, err)
 		}
@@ -144,6 +157,15 @@ func (bi *blockInserter) insert(ctx context.Context, e memory.Event, blocks []me
 const blockCols = `b.id, b.kind, b.name, b.mime, b.text, b.size, b.scope_kind, b.scope_group, b.holder_layer,
 	coalesce(b.holder_event, 0), coalesce(b.holder_entity, 0), b.created`
 
+// ListedBlockText is how much of a text block's Text (in characters) an event brings when it
+// is listed (History, searches, windows): a 10 MiB tool result stored as a block was read whole
+// with every turn's history, ~100 MB of copies a turn. [Store.Block] and [Store.Blocks] give the
+// text whole; Size is always the whole size.
+const ListedBlockText = 64 << 10
+
+// listedBlockCols are blockCols with a text block's text cut at ListedBlockText characters.
+var listedBlockCols = strings.Replace(blockCols, "b.text", fmt.Sprintf("substr(b.text, 1, %d)", ListedBlockText), 1)
+
 // scanBlockRow scans blockCols, then extra.
 func scanBlockRow(sc scanner, extra ...any) (memory.Block, error) {
 	var b memory.Block
@@ -159,8 +181,8 @@ func scanBlockRow(sc scanner, extra ...any) (memory.Block, error) {
 	return b, nil
 }
 
-// eventBlocks reads the block references of events (without data, with each block's current
-// holder), by event id in position order. One query; nil when no event has blocks.
+// eventBlocks reads the block references of events (without data, text blocks' text up to
+// ListedBlockText, with each block's current holder), by event id in position order. One query; nil when no event has blocks.
 //
 // The ids are joined with json_each rather than tested with IN (SELECT … json_each): IN builds
 // a temporary index of the list first, which made this query cost twice as much (≈ 54 against
@@ -170,7 +192,7 @@ func eventBlocks(ctx context.Context, q querier, ids []int64) (map[int64][]memor
 		return nil, nil
 	}
 	ids = slices.Compact(slices.Sorted(slices.Values(ids))) // each event once, probed in key order
-	rows, err := q.QueryContext(ctx, `SELECT eb.event, `+blockCols+`
+	rows, err := q.QueryContext(ctx, `SELECT eb.event, `+listedBlockCols+`
 		FROM json_each(?) j JOIN event_blocks eb ON eb.event = j.value JOIN blocks b ON b.id = eb.block
 		ORDER BY eb.event, eb.pos`, idList(ids))
 	if err != nil {

@@ -160,9 +160,12 @@ func TestBlockTextIsIndexedWithTheEvent(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	blkSession(t, s, "a", memory.Scope{})
+	// A long text is indexed up to MaxIndexedBlockText (and kept whole): a word past it is not
+	// found.
+	long := "Quarterly ZEBRA report " + strings.Repeat("filler words ", sqlite.MaxIndexedBlockText/13) + " narwhal"
 	ev := blkAppend(t, s, memory.Event{Session: "a", Role: memory.RoleUser, Content: "see attached",
 		Blocks: []memory.Block{
-			{Kind: memory.BlockText, Text: "Quarterly ZEBRA report"},
+			{Kind: memory.BlockText, Text: long},
 			{Kind: memory.BlockImage, Data: []byte{1}, Text: "giraffe on a sign"},
 			{Kind: memory.BlockAudio, Name: "okapi.ogg", Data: []byte{2}}, // names are not indexed
 		}})
@@ -175,6 +178,7 @@ func TestBlockTextIsIndexedWithTheEvent(t *testing.T) {
 		{"giraffe", []int64{ev.ID}},
 		{"attached", []int64{ev.ID, ev.ID + 1}},
 		{"okapi", nil},
+		{"narwhal", nil},
 	}
 	for _, tc := range tests {
 		hits, err := s.SearchTerms(ctx, memory.TextQuery{Terms: []string{tc.term}, Viewer: memory.OwnerViewer})
@@ -197,6 +201,20 @@ func TestBlockTextIsIndexedWithTheEvent(t *testing.T) {
 	}
 	if evs, err := s.SearchText(ctx, "giraffe sign", 0); err != nil || len(evs) != 1 || len(evs[0].Blocks) != 3 {
 		t.Errorf("SearchText = %+v, %v", evs, err)
+	}
+	if b, err := s.Block(ctx, ev.Blocks[0].ID); err != nil || b.Text != long {
+		t.Errorf("the long block is not kept whole: %d bytes, %v", len(b.Text), err)
+	}
+	// Listed with its event, a long text block brings its first ListedBlockText characters.
+	hist, err := s.History(ctx, "a", 0)
+	if err != nil || len(hist) != 2 || len(hist[0].Blocks) != 3 {
+		t.Fatalf("history %+v %v", hist, err)
+	}
+	if b := hist[0].Blocks[0]; b.Text != long[:sqlite.ListedBlockText] || b.Size != int64(len(long)) {
+		t.Errorf("listed long block: %d bytes of text, size %d; want %d and %d", len(b.Text), b.Size, sqlite.ListedBlockText, len(long))
+	}
+	if b := hist[0].Blocks[1]; b.Text != "giraffe on a sign" {
+		t.Errorf("listed short block text %q", b.Text)
 	}
 }
 

@@ -34,6 +34,7 @@ const helperEnv = "HOLOGRAM_HOST_TEST_HELPER"
 //	crash-at-start  exit 7 before reading anything
 //	crash-after-start exit 2 right after answering tools/list
 //	hang-handshake  never answer initialize
+//	protocol-V      answer initialize with protocol version V (e.g. protocol-2024-11-05)
 //	noping          never answer ping
 //	ignore-term     ignore SIGTERM and the end of stdin
 func TestHelperProcess(t *testing.T) {
@@ -151,7 +152,13 @@ func runFake(modes []string) {
 			if has("hang-handshake") {
 				continue
 			}
-			reply(m.ID, map[string]any{"protocolVersion": protocol.LatestVersion,
+			version := protocol.LatestVersion
+			for _, md := range modes {
+				if v, ok := strings.CutPrefix(md, "protocol-"); ok {
+					version = v
+				}
+			}
+			reply(m.ID, map[string]any{"protocolVersion": version,
 				"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}},
 				"serverInfo":   map[string]any{"name": "fake", "version": "1"}})
 		case "notifications/initialized":

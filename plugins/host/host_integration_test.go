@@ -671,6 +671,27 @@ func TestPingAnswered(t *testing.T) {
 	}
 }
 
+// TestProtocolVersions: the host offers 2025-11-25 and goes on in any supported version a
+// server answers with (down to 2024-11-05); an unknown one is refused with the list.
+func TestProtocolVersions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mode, state, err string }{
+		{"normal", StateRunning, ""}, // answers protocol.LatestVersion, 2025-11-25
+		{"protocol-2025-06-18", StateRunning, ""},
+		{"protocol-2024-11-05", StateRunning, ""},
+		{"protocol-2099-01-01", StateBackoff, `unsupported protocol version "2099-01-01" (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, nil)
+			st := e.add(t, mcpSpec(t, "p", tc.mode))
+			if st.State != tc.state || (tc.err != "" && !strings.Contains(st.LastError, tc.err)) || (tc.err == "" && len(st.Tools) == 0) {
+				t.Fatalf("status %+v", st)
+			}
+		})
+	}
+}
+
 func TestHandshakeFailures(t *testing.T) {
 	t.Parallel()
 	t.Run("timeout", func(t *testing.T) {

@@ -240,7 +240,7 @@ func TestConnOversizedResponseFailsCall(t *testing.T) {
 func TestNegotiateVersion(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ in, want string }{
-		{"2025-06-18", "2025-06-18"}, {"2025-03-26", "2025-03-26"}, {"2024-11-05", "2024-11-05"},
+		{"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}, {"2025-03-26", "2025-03-26"}, {"2024-11-05", "2024-11-05"},
 		{"2099-01-01", LatestVersion}, {"", LatestVersion},
 	} {
 		if got := NegotiateVersion(tt.in); got != tt.want {

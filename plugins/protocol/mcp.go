@@ -5,12 +5,16 @@ import (
 	"slices"
 )
 
-// LatestVersion is the MCP protocol version HologramAgent speaks and offers.
-const LatestVersion = "2025-06-18"
+// LatestVersion is the MCP protocol version HologramAgent speaks and offers. A server that speaks
+// an older one answers initialize with it, and the host goes on in that version if it is one of
+// [SupportedVersions] (negotiating down to 2024-11-05). What 2025-11-25 adds that the host reads
+// (structured output, resource links, _meta) is optional in the protocol; tool results keep
+// their text content for older servers.
+const LatestVersion = "2025-11-25"
 
 // SupportedVersions lists the MCP protocol versions accepted in
 // initialize, newest first. Callers must not modify it.
-var SupportedVersions = []string{"2025-06-18", "2025-03-26", "2024-11-05"}
+var SupportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // NegotiateVersion returns the version a server answers to an initialize
 // request asking for requested: requested itself when supported, otherwise

@@ -1,7 +1,11 @@
 // Package llmtest provides [Server], a scripted OpenAI-compatible chat-completions server for
 // tests of the kernel, served over real HTTP by net/http/httptest. Like real servers (and the
-// independent smoke-test fake tools/fake_openai.py) it rejects requests that break the
-// tool-call pairing rule with HTTP 400, so kernel bugs surface in tests.
+// independent smoke-test fake tools/fake_openai.py) it rejects with HTTP 400 requests that break
+// the tool-call pairing rule and, unless [Options].Lenient is set, requests that real servers
+// refuse: more than 128 tools, a function name outside ^[a-zA-Z0-9_-]{1,64}$, parameters that are
+// not a valid JSON Schema object anywhere in the tree ("required": null, an array without
+// items), and a prompt over the context length (128,000 tokens, counted as characters / 4). So
+// kernel bugs surface in tests, not against api.openai.com.
 package llmtest
 
 import (
@@ -58,8 +62,22 @@ type Recorded struct {
 	Raw      json.RawMessage
 }
 
+// Options configures a [Server]; the zero value is strict, like real servers.
+type Options struct {
+	// Lenient accepts any tools and any prompt length (the pairing rule still applies): for
+	// tests of what the client does with a server that lets everything through.
+	Lenient bool
+	// ContextTokens is the model's context length in tokens (characters / 4 of the messages and
+	// tools as sent); 0 means 128,000.
+	ContextTokens int
+}
+
+// DefaultContextTokens is the context length a [Server] enforces by default.
+const DefaultContextTokens = 128_000
+
 // Server is a scripted fake OpenAI-compatible server. Its methods are safe for concurrent use.
 type Server struct {
+	opts      Options
 	srv       *httptest.Server
 	quit      chan struct{}
 	closeOnce sync.Once
@@ -72,10 +90,19 @@ type Server struct {
 	nextID  int
 }
 
-// NewServer starts a Server; it is closed in tb.Cleanup.
+// NewServer starts a strict Server; it is closed in tb.Cleanup.
 func NewServer(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{quit: make(chan struct{}), changed: make(chan struct{})}
+	return NewServerOptions(tb, Options{})
+}
+
+// NewServerOptions starts a Server configured by opts; it is closed in tb.Cleanup.
+func NewServerOptions(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	if opts.ContextTokens <= 0 {
+		opts.ContextTokens = DefaultContextTokens
+	}
+	s := &Server{opts: opts, quit: make(chan struct{}), changed: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	tb.Cleanup(s.Close)
 	return s
@@ -149,7 +176,8 @@ type wireReq struct {
 	Messages []wireMsg `json:"messages"`
 	Tools    []struct {
 		Function struct {
-			Name string `json:"name"`
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
 }
@@ -223,6 +251,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if msg := pairingError(rec.Messages); msg != "" {
 		writeError(w, http.StatusBadRequest, msg, "")
 		return
+	}
+	if !s.opts.Lenient {
+		if msg := toolsError(req); msg != "" {
+			writeError(w, http.StatusBadRequest, msg, "")
+			return
+		}
+		if msg := contextError(raw, s.opts.ContextTokens); msg != "" {
+			writeError(w, http.StatusBadRequest, msg, "")
+			return
+		}
 	}
 	s.mu.Lock()
 	var reply Reply

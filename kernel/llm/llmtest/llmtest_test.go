@@ -272,3 +272,68 @@ func TestRecorded(t *testing.T) {
 		t.Errorf("raw = %s (%v)", r.Raw, err)
 	}
 }
+
+func TestStrictByDefault(t *testing.T) {
+	tool := func(name, params string) llm.Tool {
+		return llm.Tool{Name: name, Parameters: json.RawMessage(params)}
+	}
+	many := func(n int) []llm.Tool {
+		out := make([]llm.Tool, n)
+		for i := range out {
+			out[i] = tool("t"+strings.Repeat("x", i/26)+string(rune('a'+i%26)), `{"type":"object"}`)
+		}
+		return out
+	}
+	hi := []llm.Message{{Role: "user", Content: "hi"}}
+	tests := []struct {
+		name string
+		req  llm.Request
+		want string // "" = accepted
+	}{
+		{"valid", llm.Request{Messages: hi, Tools: []llm.Tool{tool("a", `{"type":"object","properties":{"q":{"type":"array","items":{"type":"string"}}},"required":["q"]}`)}}, ""},
+		{"128 tools", llm.Request{Messages: hi, Tools: many(128)}, ""},
+		{"129 tools", llm.Request{Messages: hi, Tools: many(129)}, "array too long. Expected an array with maximum length 128, but got an array with length 129"},
+		{"required null", llm.Request{Messages: hi, Tools: []llm.Tool{tool("notes_list", `{"type":"object","properties":{},"required":null}`)}}, "Invalid schema for function 'notes_list': In context=(parameters), None is not of type"},
+		{"nested required null", llm.Request{Messages: hi, Tools: []llm.Tool{tool("a", `{"type":"object","properties":{"o":{"type":"object","required":null}}}`)}}, "parameters.properties.o), None"},
+		{"array without items", llm.Request{Messages: hi, Tools: []llm.Tool{tool("a", `{"type":"object","properties":{"o":{"type":"array"}}}`)}}, "array schema missing items"},
+		{"root not an object", llm.Request{Messages: hi, Tools: []llm.Tool{tool("a", `{"type":"string"}`)}}, `JSON Schema of 'type: "object"'`},
+		{"bad name", llm.Request{Messages: hi, Tools: []llm.Tool{tool("notes.list", `{"type":"object"}`)}}, "tools[0].function.name': string does not match pattern"},
+		{"name too long", llm.Request{Messages: hi, Tools: []llm.Tool{tool(strings.Repeat("a", 65), `{"type":"object"}`)}}, "does not match pattern"},
+		{"duplicate", llm.Request{Messages: hi, Tools: []llm.Tool{tool("a", `{"type":"object"}`), tool("a", `{"type":"object"}`)}}, "duplicate function name 'a'"},
+		{"prompt too long", llm.Request{Messages: []llm.Message{{Role: "user", Content: strings.Repeat("word ", 110_000)}}}, "maximum context length is 128000 tokens. However, your messages resulted in 1375"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := llmtest.NewServer(t)
+			_, _, err := chat(t, newClient(t, s), false, tt.req)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var ae *llm.APIError
+			if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(ae.Message, tt.want) {
+				t.Fatalf("err = %v, want HTTP 400 %q", err, tt.want)
+			}
+			// A lenient server lets the same request through.
+			lenient := llmtest.NewServerOptions(t, llmtest.Options{Lenient: true})
+			if _, _, err := chat(t, newClient(t, lenient), false, tt.req); err != nil {
+				t.Fatalf("lenient server: %v", err)
+			}
+		})
+	}
+}
+
+func TestContextTokens(t *testing.T) {
+	s := llmtest.NewServerOptions(t, llmtest.Options{ContextTokens: 100})
+	c := newClient(t, s)
+	if _, _, err := chat(t, c, true, llm.Request{Messages: []llm.Message{{Role: "user", Content: strings.Repeat("a", 300)}}}); err != nil {
+		t.Fatalf("under the limit: %v", err)
+	}
+	_, _, err := chat(t, c, true, llm.Request{Messages: []llm.Message{{Role: "user", Content: strings.Repeat("a", 500)}}})
+	var ae *llm.APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(ae.Message, "maximum context length is 100 tokens") {
+		t.Fatalf("over the limit: %v", err)
+	}
+}

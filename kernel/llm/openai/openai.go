@@ -28,6 +28,9 @@ const (
 	DefaultTimeout     = 60 * time.Second
 	DefaultIdleTimeout = 120 * time.Second
 	DefaultMaxRetries  = 2
+	// DefaultMaxReplyBytes caps the text of one reply (content, reasoning and tool-call
+	// arguments together): a runaway model streaming hundreds of megabytes is cut there.
+	DefaultMaxReplyBytes = 1 << 20
 )
 
 const (
@@ -68,6 +71,10 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxTokens is sent when a request sets none (0: not sent).
 	MaxTokens int
+	// MaxReplyBytes caps one reply's text (default [DefaultMaxReplyBytes]): past it the stream
+	// is closed and the reply ends with [ReplyCutNote], finish reason "length". A non-streamed
+	// body over four times the cap is an error (a cut JSON document cannot be read).
+	MaxReplyBytes int
 }
 
 // Client is an OpenAI-compatible chat-completions client. It is safe for concurrent use.
@@ -95,6 +102,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
 	switch {
 	case cfg.MaxRetries == 0:

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/llm"
 )
@@ -23,12 +24,67 @@ var scanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return 
 // errEarlyEOF is returned for a stream that ends with neither [DONE] nor a finish_reason.
 var errEarlyEOF = errors.New("stream ended early")
 
+// ReplyCutNote ends a reply cut at Config.MaxReplyBytes (%s is the cap, e.g. "1 MiB").
+const ReplyCutNote = "\n\n[reply cut: the provider sent more than %s of text; the rest was dropped]"
+
 // accumulator builds a Response from chunks.
 type accumulator struct {
 	content, reasoning bytes.Buffer
 	calls              toolCalls
 	resp               llm.Response
 	finished           bool
+	max                int  // cap on content + reasoning + arguments; 0 = none
+	args               int  // bytes of tool-call arguments so far
+	cut                bool // the cap was reached: the rest of the reply is dropped
+}
+
+// size is the reply's text so far.
+func (a *accumulator) size() int { return a.content.Len() + a.reasoning.Len() + a.args }
+
+// room returns s cut to what the cap leaves (on a rune boundary), marking the reply cut when it
+// had to be.
+func (a *accumulator) room(s string) string {
+	if a.max <= 0 || a.cut {
+		if a.cut {
+			return ""
+		}
+		return s
+	}
+	left := a.max - a.size()
+	if len(s) <= left {
+		return s
+	}
+	a.cut = true
+	if left < 0 {
+		left = 0
+	}
+	for left > 0 && !utf8.RuneStart(s[left]) {
+		left--
+	}
+	return s[:left]
+}
+
+// cutNote ends a cut reply: the note is added to the text (and streamed) and the finish reason
+// is "length", as for a reply that hit max_tokens.
+func (a *accumulator) cutNote(onDelta func(llm.Delta)) {
+	note := fmt.Sprintf(ReplyCutNote, sizeText(a.max))
+	a.content.WriteString(note)
+	if onDelta != nil {
+		onDelta(llm.Delta{Content: note})
+	}
+	a.resp.FinishReason = "length"
+	a.finished = true
+}
+
+// sizeText words a byte count: "1 MiB", "64 KiB", "300 bytes".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (a *accumulator) response() llm.Response {
@@ -56,24 +112,33 @@ func (a *accumulator) chunk(w *wireResponse, onDelta func(llm.Delta)) {
 	if d.Role == "" && d.Content == "" && len(d.ToolCalls) == 0 && d.ReasoningContent == "" && d.Reasoning == "" {
 		d = &ch.Message // a non-streamed body, or a server sending "message" in chunks
 	}
-	reasoning := d.ReasoningContent
+	reasoning := string(d.ReasoningContent)
 	if reasoning == "" {
-		reasoning = d.Reasoning
+		reasoning = string(d.Reasoning)
 	}
-	if reasoning != "" {
-		a.reasoning.WriteString(string(reasoning))
+	if reasoning = a.room(reasoning); reasoning != "" {
+		a.reasoning.WriteString(reasoning)
 		if onDelta != nil {
-			onDelta(llm.Delta{Reasoning: string(reasoning)})
+			onDelta(llm.Delta{Reasoning: reasoning})
 		}
 	}
-	if d.Content != "" {
-		a.content.WriteString(string(d.Content))
+	if content := a.room(string(d.Content)); content != "" {
+		a.content.WriteString(content)
 		if onDelta != nil {
-			onDelta(llm.Delta{Content: string(d.Content)})
+			onDelta(llm.Delta{Content: content})
 		}
 	}
 	for _, tc := range d.ToolCalls {
+		if a.max > 0 && a.size()+len(tc.Function.Arguments) > a.max {
+			a.cut = true // a call cut in its arguments cannot run: it is dropped
+			break
+		}
+		a.args += len(tc.Function.Arguments)
 		a.calls.add(tc)
+	}
+	if a.cut {
+		a.cutNote(onDelta)
+		return
 	}
 	if ch.FinishReason != nil && *ch.FinishReason != "" {
 		a.resp.FinishReason = *ch.FinishReason
@@ -84,7 +149,7 @@ func (a *accumulator) chunk(w *wireResponse, onDelta func(llm.Delta)) {
 // parseStream reads an SSE body: "data:" lines (with or without a space, several lines joined
 // until a blank line), ":" comments ignored, "[DONE]" ends the stream.
 func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Response, error) {
-	var acc accumulator
+	acc := accumulator{max: c.cfg.MaxReplyBytes}
 	sc := bufio.NewScanner(body)
 	buf := scanBufs.Get().(*[]byte)
 	defer scanBufs.Put(buf)
@@ -114,7 +179,7 @@ func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Respo
 		}
 		acc.chunk(&w, onDelta)
 		chunks++
-		return false, nil
+		return acc.cut, nil // a cut reply ends here; closing the body drops the rest
 	}
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -132,6 +197,9 @@ func (c *Client) parseStream(body io.Reader, onDelta func(llm.Delta)) (llm.Respo
 			v := line[len("data:"):]
 			if len(v) > 0 && v[0] == ' ' {
 				v = v[1:]
+			}
+			if len(data)+len(v) > maxLine { // many data lines of one event add up to one event
+				return llm.Response{}, fmt.Errorf("provider %s: stream event longer than %d bytes", c.cfg.Name, maxLine)
 			}
 			if haveData {
 				data = append(data, '\n')
@@ -179,9 +247,13 @@ func isSSEField(line []byte) bool {
 // parseJSON reads a non-streamed body. onDelta, when set, gets the whole text at once (a
 // server that ignored stream:true).
 func (c *Client) parseJSON(body io.Reader, onDelta func(llm.Delta)) (llm.Response, error) {
-	b, err := io.ReadAll(body)
+	limit := int64(4*c.cfg.MaxReplyBytes) + 64<<10 // JSON escaping, the envelope, usage
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
 		return llm.Response{}, &retryable{fmt.Errorf("provider %s: read body: %w", c.cfg.Name, err)}
+	}
+	if int64(len(b)) > limit {
+		return llm.Response{}, fmt.Errorf("provider %s: reply body over %s (4 × the %s reply cap): not read; ask for a shorter answer or stream it", c.cfg.Name, sizeText(int(limit)), sizeText(c.cfg.MaxReplyBytes))
 	}
 	var w wireResponse
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -199,7 +271,7 @@ func (c *Client) parseJSON(body io.Reader, onDelta func(llm.Delta)) (llm.Respons
 			calls[i].Index = &i
 		}
 	}
-	var acc accumulator
+	acc := accumulator{max: c.cfg.MaxReplyBytes}
 	acc.chunk(&w, onDelta)
 	return acc.response(), nil
 }
