@@ -28,6 +28,9 @@ func (m *Engine) CoolAll(ctx context.Context, progress func(phase string, done, 
 	defer m.gcMu.Unlock()
 	t0 := time.Now()
 	var rep GCReport
+	if err := m.turns.flush(ctx); err != nil {
+		return rep, fmt.Errorf("memory cool-all: the turns' facts: %w", err)
+	}
 	sessions, err := m.store.ListSessions(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("cool all: %w", err)

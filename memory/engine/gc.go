@@ -32,6 +32,9 @@ func (m *Engine) GC(ctx context.Context) (GCReport, error) {
 	t0 := time.Now()
 	var rep GCReport
 	var err error
+	if err := m.turns.flush(ctx); err != nil {
+		return rep, fmt.Errorf("memory gc: the turns' facts: %w", err)
+	}
 	if rep.Cooled, err = m.cool(ctx); err != nil {
 		return rep, fmt.Errorf("memory gc: cooling: %w", err)
 	}

@@ -22,7 +22,7 @@ const turnQueue = 64
 type turnFacts struct {
 	m     *Engine
 	rules *graph.Rules
-	ch    chan []memory.Event
+	ch    chan turnBatch
 
 	mu      sync.Mutex
 	closed  bool
@@ -30,8 +30,15 @@ type turnFacts struct {
 	done    chan struct{}
 }
 
+// turnBatch is one append's user events, or (flushed set) a marker the worker closes when it
+// reaches it: every batch queued before it is applied.
+type turnBatch struct {
+	evs     []memory.Event
+	flushed chan struct{}
+}
+
 func newTurnFacts(m *Engine) *turnFacts {
-	t := &turnFacts{m: m, rules: m.rules(), ch: make(chan []memory.Event, turnQueue), done: make(chan struct{})}
+	t := &turnFacts{m: m, rules: m.rules(), ch: make(chan turnBatch, turnQueue), done: make(chan struct{})}
 	go t.run()
 	return t
 }
@@ -54,7 +61,7 @@ func (t *turnFacts) add(evs []memory.Event) {
 	}
 	t.pending.Add(1)
 	select {
-	case t.ch <- user:
+	case t.ch <- turnBatch{evs: user}:
 	default:
 		t.pending.Done()
 		t.m.log.Debug("turn facts: queue full, left to cooling", "events", len(user))
@@ -63,8 +70,12 @@ func (t *turnFacts) add(evs []memory.Event) {
 
 func (t *turnFacts) run() {
 	defer close(t.done)
-	for evs := range t.ch {
-		t.apply(evs)
+	for b := range t.ch {
+		if b.flushed != nil {
+			close(b.flushed)
+			continue
+		}
+		t.apply(b.evs)
 		t.pending.Done()
 	}
 }
@@ -99,8 +110,34 @@ func (t *turnFacts) apply(evs []memory.Event) {
 	}
 }
 
-// wait returns when every batch queued so far is applied.
+// wait returns when every batch queued so far is applied (tests and benchmarks, with no turns
+// running meanwhile).
 func (t *turnFacts) wait() { t.pending.Wait() }
+
+// flush returns when the batches queued before it are applied, whatever is queued meanwhile,
+// or when ctx ends. Cooling calls it first, so a pass never races the turns' facts of the
+// events it distils (the graph it leaves does not depend on timing).
+func (t *turnFacts) flush(ctx context.Context) error {
+	marker := turnBatch{flushed: make(chan struct{})}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	select { // the worker drains the queue without the lock, so this send ends
+	case t.ch <- marker:
+	case <-ctx.Done():
+		t.mu.Unlock()
+		return ctx.Err()
+	}
+	t.mu.Unlock()
+	select {
+	case <-marker.flushed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // close stops the worker after the queued batches.
 func (t *turnFacts) close() {
