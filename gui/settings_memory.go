@@ -67,8 +67,9 @@ func (vm *SettingsVM) transfer(verb string, fn func(n *atomic.Int64) error) erro
 	_ = t.Running.Set(true)
 	defer t.Running.Set(false)
 	var n atomic.Int64
-	done := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		tick := time.NewTicker(memoryProgressEvery)
 		defer tick.Stop()
 		for {
@@ -82,6 +83,7 @@ func (vm *SettingsVM) transfer(verb string, fn func(n *atomic.Int64) error) erro
 	}()
 	err := fn(&n)
 	close(done)
+	<-stopped // its last Set is done: two goroutines never update the label at once
 	_ = t.Progress.Set("")
 	return err
 }

@@ -168,9 +168,11 @@ func ownerEntities(ents []client.Entity, trs []client.Triple, events []client.Gr
 			name := cmpOr(m[1], m[2])
 			if id, ok := byName[nameKey(name)]; ok && !ids[id] {
 				ids[id] = true
-				if profile == "" {
-					profile = name
-				}
+			}
+			// The name is the owner's own word for themselves, whether or not the extractor
+			// made an entity of it.
+			if profile == "" {
+				profile = name
 			}
 		}
 	}

@@ -19,7 +19,7 @@ import (
 
 // labelFixtureEvents is the size of the synthetic memory the labels test distils: over 1,000
 // entities.
-const labelFixtureEvents = 450
+const labelFixtureEvents = 800
 
 // TestStarMapLabels lays out and draws the star map of real distilled memories — a synthetic
 // one of over 1,000 entities and an imported ChatGPT export — as the app does (its view-model
@@ -105,7 +105,7 @@ func TestStarMapLabels(t *testing.T) {
 					}
 				}
 				if sky.Owner < 0 || sky.Graph.Nodes[sky.Owner].Label != "Sasha" || sashas != 1 || sky.Layout.Pos[sky.Owner] != (starmap.Point{}) {
-					t.Errorf("the owner's star is not the one Sasha at the centre (%d stars named Sasha or owner)", sashas)
+					t.Errorf("the owner's star is not the one Sasha at the centre (%d stars named Sasha or owner; the owner is %q)", sashas, ownerLabel(sky))
 				}
 			}
 			dir := filepath.Join("..", "..", "build", "screenshots")
@@ -122,4 +122,12 @@ func TestStarMapLabels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ownerLabel is the label of the sky's owner star ("" when it has none).
+func ownerLabel(sky *gui.Sky) string {
+	if sky.Owner < 0 {
+		return ""
+	}
+	return sky.Graph.Nodes[sky.Owner].Label
 }

@@ -111,8 +111,15 @@ func seedSynth(t *testing.T, ctx context.Context, k *kernel.Kernel, store *sqlit
 	var ids []int64
 	for i := 0; i < len(corpus.Events); i += 100 {
 		var batch []kernel.IngestEvent
-		for _, e := range corpus.Events[i:min(i+100, len(corpus.Events))] {
-			batch = append(batch, kernel.IngestEvent{Session: e.Session, Role: e.Role, Content: e.Content, Partner: e.Partner, Time: e.Time})
+		for j, e := range corpus.Events[i:min(i+100, len(corpus.Events))] {
+			content := e.Content
+			if e.Role == mem3.RoleUser {
+				// The users' messages speak of people, places and work, as a person's
+				// do: the LLM-free rules read facts only from such first-person statements
+				// (the corpus's pseudo-words alone give them nothing to name).
+				content = synthFacts(i+j) + " " + content
+			}
+			batch = append(batch, kernel.IngestEvent{Session: e.Session, Role: e.Role, Content: content, Partner: e.Partner, Time: e.Time})
 		}
 		evs, err := k.Ingest(ctx, batch)
 		if err != nil {
@@ -134,6 +141,31 @@ func seedSynth(t *testing.T, ctx context.Context, k *kernel.Kernel, store *sqlit
 		t.Fatalf("distilling the fixture: %+v, %v", rep, err)
 	}
 	t.Logf("fixture: %d events in %d sessions; memory GC %+v", len(corpus.Events), len(corpus.Sessions), rep)
+}
+
+// synthName is the i-th of a family of distinct made-up names ("Kalo", "Mirenta"…) of kind k.
+func synthName(i, k int) string {
+	syl := []string{"ka", "lo", "mi", "ren", "ta", "so", "vi", "na", "do", "ri", "be", "lu"}
+	var b strings.Builder
+	n := i*7 + k*1009
+	for range 2 + (i+k)%2 {
+		b.WriteString(syl[n%len(syl)])
+		n /= len(syl)
+	}
+	b.WriteString(syl[(i+3*k)%len(syl)])
+	name := b.String()
+	return strings.ToUpper(name[:1]) + name[1:] + strconv.Itoa(i%97)
+}
+
+// synthFacts is the i-th owner statement: a friend who moved somewhere, or a visit, or work.
+func synthFacts(i int) string {
+	switch i % 3 {
+	case 0:
+		return fmt.Sprintf("My friend %s moved to %s.", synthName(i, 1), synthName(i, 2))
+	case 1:
+		return fmt.Sprintf("I visited %s with %s last spring.", synthName(i, 2), synthName(i, 1))
+	}
+	return fmt.Sprintf("I work at %s now.", synthName(i, 3))
 }
 
 // TestStarMapRealWindow renders a synthetic memory's star map in the real app under Xvfb (full
@@ -283,7 +315,8 @@ func seedChatGPT(t *testing.T, ctx context.Context, k *kernel.Kernel) {
 		t.Fatalf("importing the ChatGPT export: %+v, %v", rep, err)
 	}
 	gc, err := k.Service().CoolAll(ctx, nil)
-	if err != nil || gc.Triples == 0 {
+	// The turns' facts were read as the export was imported: distillation adds to or confirms them.
+	if err != nil || gc.Triples+gc.Confirmed == 0 {
 		t.Fatalf("distilling the ChatGPT export: %+v, %v", gc, err)
 	}
 	t.Logf("ChatGPT export: %d events imported; distilled %+v", rep.Events, gc)
