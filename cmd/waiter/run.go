@@ -26,7 +26,7 @@ commands:
   ask [--session ID] [--attach FILE]... TEXT...
                                           one turn; prints the final reply on stdout
   status [--json]                         the kernel's state
-  provider add NAME --base-url URL --model M [--proxy URL] [--priority N]
+  provider add NAME --base-url URL --model M [--proxy URL] [--priority N] [--vision yes|no|auto]
                                           the API key is read from HOLOGRAM_API_KEY or stdin
   provider list [--json]
   provider remove NAME

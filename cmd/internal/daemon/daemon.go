@@ -230,7 +230,7 @@ func sameDir(file, dir string) bool {
 // NewProvider is the provider factory: every provider is an OpenAI-compatible server.
 func NewProvider(log *slog.Logger) kernel.ProviderFactory {
 	return func(ps kernel.ProviderSettings) (llm.Provider, error) {
-		return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy,
+		return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy, Vision: ps.Vision,
 			Logger: log.With("provider", ps.Name)})
 	}
 }
