@@ -59,6 +59,7 @@ require (
 	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/yuin/goldmark v1.7.8
 	golang.org/x/image v0.24.0
+	golang.org/x/mod v0.37.0 // indirect
 	golang.org/x/net v0.57.0
 	golang.org/x/text v0.40.0
 	gopkg.in/yaml.v3 v3.0.1 // indirect

@@ -228,7 +228,7 @@ func (s *Service) limiter(name string) *rate.Limiter {
 func httpError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": msg}})
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"status": code, "message": msg}})
 }
 
 // interceptor authenticates every call as its peer, checks the A2A-Version and refuses calls

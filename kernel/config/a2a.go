@@ -18,13 +18,13 @@ type A2AConfig struct {
 // A2APeerConfig is one [[a2a.peers]] table: an agent the owner's sessions may delegate to.
 type A2APeerConfig struct {
 	// Name names the peer in the a2a_send tool (letters, digits and . _ -, at most 48).
-	Name string `toml:"name"`
+	Name string `toml:"name" json:"name"`
 	// URL is the peer's base URL (its agent card is at URL/.well-known/agent-card.json) or the
 	// card's own URL.
-	URL string `toml:"url"`
+	URL string `toml:"url" json:"url"`
 	// TokenFile holds the bearer token the peer gave this agent; ~/ and relative paths are made
 	// absolute.
-	TokenFile string `toml:"token_file"`
+	TokenFile string `toml:"token_file" json:"token_file"`
 }
 
 // On reports whether the A2A server runs: with the TCP listener, unless disabled.
