@@ -4,7 +4,7 @@
 // SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask).
 //
 // Every caller is a peer the owner added (`waiter a2a peer add NAME`), with its own bearer token
-// (256 bits, stored as its SHA-256), its own session (channel "a2a", partner a2a/NAME), its own
+// (256 bits, stored as its SHA-256), its own session (channel "a2a", partner NAME: a2a/NAME), its own
 // memory scope (group:a2a-NAME: never the owner's private memories), its own rate limit and
 // concurrency limit. A peer sees only its own tasks. Tasks live in the kernel's settings table
 // (SQLite), so they survive a restart; tasks a previous kernel left running are marked failed.
@@ -264,7 +264,7 @@ func (ic interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a
 	if id != "" {
 		owner, err := ic.s.tasks.owner(ctx, id)
 		if err != nil || owner != name {
-			return ctx, nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("no task %s", id))
+			return ctx, nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task not found: no task %s of yours", id))
 		}
 	}
 	return limiter.AttachScope(ctx, name), nil, nil

@@ -107,7 +107,7 @@ func (e executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 
 // turn runs one turn in the peer's session, creating the session again if the owner deleted it.
 func (s *Service) turn(ctx context.Context, name, text string) (client.ChatResult, error) {
-	req := client.ChatRequest{Session: SessionID(name), Input: text, Channel: "a2a"}
+	req := client.ChatRequest{Session: SessionID(name), Input: text, Channel: Channel}
 	res, err := s.b.Chat(ctx, req, nil)
 	if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 		if err := s.ensureSession(ctx, name); err != nil {

@@ -46,14 +46,18 @@ type peer struct {
 // SessionID is the id of a peer's own session.
 func SessionID(name string) string { return "a2a-" + name }
 
-// Partner is a peer's partner name in its session and events.
-func Partner(name string) string { return "a2a/" + name }
+// Channel is the channel of every peer's session and events.
+const Channel = "a2a"
+
+// Partner is a peer's partner in its session and events: with the channel, a2a/<name> (a
+// slash inside a partner would break the scene key chan:<channel>/peer:<partner>).
+func Partner(name string) string { return name }
 
 // Scope is a peer's memory scope: its own group, never the owner's private memories.
 func Scope(name string) string { return "group:a2a-" + name }
 
 func (p peer) client() client.A2APeer {
-	return client.A2APeer{Name: p.Name, Partner: Partner(p.Name), Session: SessionID(p.Name), Scope: Scope(p.Name), Created: p.Created}
+	return client.A2APeer{Name: p.Name, Channel: Channel, Partner: Partner(p.Name), Session: SessionID(p.Name), Scope: Scope(p.Name), Created: p.Created}
 }
 
 // checkName validates a peer name: lower-case letters, digits and . _ -, at most 48.
@@ -104,7 +108,7 @@ func (s *Service) A2APeers(ctx context.Context) ([]client.A2APeer, error) {
 }
 
 // AddA2APeer implements [client.A2AService]: a new 256-bit token, stored as its SHA-256, and the
-// peer's session (channel "a2a", partner a2a/<name>, scope group:a2a-<name>).
+// peer's session (channel "a2a", partner <name>, scope group:a2a-<name>).
 func (s *Service) AddA2APeer(ctx context.Context, name string) (client.A2APeer, error) {
 	name = strings.TrimSpace(name)
 	if err := checkName(name); err != nil {
@@ -161,7 +165,7 @@ func (s *Service) RemoveA2APeer(ctx context.Context, name string) error {
 
 // ensureSession creates a peer's session unless it exists.
 func (s *Service) ensureSession(ctx context.Context, name string) error {
-	_, err := s.b.CreateSession(ctx, client.Session{ID: SessionID(name), Title: "A2A peer " + name, Channel: "a2a", Partner: Partner(name), Scope: Scope(name)})
+	_, err := s.b.CreateSession(ctx, client.Session{ID: SessionID(name), Title: "A2A peer " + name, Channel: Channel, Partner: Partner(name), Scope: Scope(name)})
 	if err != nil && !errors.Is(err, client.ErrInvalid) { // ErrInvalid: it exists
 		return fmt.Errorf("the session of A2A peer %q: %w", name, err)
 	}

@@ -9,11 +9,12 @@ import (
 )
 
 // A2APeer is another agent allowed to talk to this one over A2A (docs/channels.md): it has its
-// own bearer token, its own session (partner "a2a/<name>"), its own scope ("group:a2a-<name>",
+// own bearer token, its own session (channel "a2a", partner "<name>"), its own scope ("group:a2a-<name>",
 // never the owner's private memories) and its own rate limit.
 type A2APeer struct {
 	Name    string    `json:"name"`
-	Partner string    `json:"partner"` // a2a/<name>
+	Channel string    `json:"channel"` // a2a
+	Partner string    `json:"partner"` // the peer's name: its sessions' and events' channel/partner is a2a/<name>
 	Session string    `json:"session"` // the peer's session id
 	Scope   string    `json:"scope"`   // group:a2a-<name>
 	Created time.Time `json:"created"`
