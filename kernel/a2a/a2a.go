@@ -185,7 +185,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if lim := s.limiter(name); !lim.Allow() {
 			w.Header().Set("Retry-After", strconv.Itoa(int((time.Minute/time.Duration(s.opts.RatePerMinute)).Seconds())+1))
-			httpError(w, http.StatusTooManyRequests, fmt.Sprintf("A2A peer %q: more than %d requests a minute; retry later", name, s.opts.RatePerMinute))
+			httpError(w, http.StatusTooManyRequests, fmt.Sprintf("A2A peer %s sent more requests than its limit (%d a minute); retry later", name, s.opts.RatePerMinute))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
