@@ -48,6 +48,12 @@ type Backend interface {
 	CreateSession(ctx context.Context, s client.Session) (client.Session, error)
 }
 
+// approvalLister is the kernel's approvals role, which a [Backend] may also be: then a task
+// whose turn waits for the owner's approval is TASK_STATE_INPUT_REQUIRED meanwhile.
+type approvalLister interface {
+	Approvals(ctx context.Context) ([]client.Approval, error)
+}
+
 // Settings is the kernel store's key-value settings (memory.Store's part), where peers and
 // tasks are kept.
 type Settings interface {
@@ -81,6 +87,9 @@ type Service struct {
 	now      func() time.Time
 	tasks    *tasks
 	rpc      http.Handler
+	// approvals, when the backend lists them, tells a task waiting for the owner's approval.
+	approvals    approvalLister
+	approvalPoll time.Duration
 
 	mu      sync.Mutex
 	peers   map[string]peer
@@ -120,6 +129,8 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s := &Service{b: opts.Backend, settings: opts.Settings, opts: opts, log: opts.Logger, now: opts.Now,
 		peers: map[string]peer{}, limits: map[string]*rate.Limiter{}, running: map[a2a.TaskID]context.CancelFunc{}}
 	s.tasks = &tasks{settings: opts.Settings, now: opts.Now}
+	s.approvals, _ = opts.Backend.(approvalLister)
+	s.approvalPoll = 200 * time.Millisecond
 	if err := s.loadPeers(ctx); err != nil {
 		return nil, err
 	}

@@ -77,19 +77,39 @@ type backend struct {
 	sessions map[string]client.Session
 	turns    []client.ChatRequest
 	blocked  chan struct{} // closed when a BLOCK turn starts
+	pending  []client.Approval
+	approve  chan struct{} // closing it answers the APPROVAL turn's approval
 }
 
 func newBackend() *backend {
-	return &backend{sessions: map[string]client.Session{}, blocked: make(chan struct{})}
+	return &backend{sessions: map[string]client.Session{}, blocked: make(chan struct{}), approve: make(chan struct{})}
 }
 
-func (b *backend) Chat(ctx context.Context, req client.ChatRequest, _ func(client.ChatEvent)) (client.ChatResult, error) {
+func (b *backend) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	b.mu.Lock()
 	_, ok := b.sessions[req.Session]
 	b.turns = append(b.turns, req)
+	tid := fmt.Sprint("t", len(b.turns))
 	b.mu.Unlock()
 	if !ok {
 		return client.ChatResult{}, fmt.Errorf("%w: unknown session %q", client.ErrNotFound, req.Session)
+	}
+	if emit != nil {
+		emit(client.ChatEvent{Type: client.EventTurn, TurnID: tid, Session: req.Session})
+	}
+	if req.Input == "APPROVAL" { // a tool asks the owner, who answers when approve is closed
+		b.mu.Lock()
+		b.pending = append(b.pending, client.Approval{ID: "ap1", TurnID: tid, Title: "run the thing", State: client.ApprovalPending})
+		b.mu.Unlock()
+		select {
+		case <-b.approve:
+		case <-ctx.Done():
+			return client.ChatResult{}, ctx.Err()
+		}
+		b.mu.Lock()
+		b.pending = nil
+		b.mu.Unlock()
+		return client.ChatResult{Session: req.Session, Text: "PONG approved"}, nil
 	}
 	if req.Input == "BLOCK" {
 		close(b.blocked)
@@ -100,6 +120,12 @@ func (b *backend) Chat(ctx context.Context, req client.ChatRequest, _ func(clien
 }
 
 func (b *backend) Cancel(context.Context, string) error { return nil }
+
+func (b *backend) Approvals(context.Context) ([]client.Approval, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]client.Approval(nil), b.pending...), nil
+}
 
 func (b *backend) CreateSession(_ context.Context, s client.Session) (client.Session, error) {
 	b.mu.Lock()
@@ -319,6 +345,60 @@ func TestSendGetListCancel(t *testing.T) {
 	}
 	if tk := res.(*a2a.Task); tk.Status.State != a2a.TaskStateFailed || !strings.Contains(tk.Status.Message.Parts[0].Text(), "text parts") {
 		t.Fatalf("a data-only message: %+v", tk.Status)
+	}
+}
+
+// TestApprovalIsInputRequired: while the owner's approval is pending the task is
+// input-required (a blocking SendMessage returns there); the owner's answer completes it.
+func TestApprovalIsInputRequired(t *testing.T) {
+	for _, cancel := range []bool{false, true} {
+		t.Run(fmt.Sprint("cancel=", cancel), func(t *testing.T) {
+			f := newFixture(t, Options{})
+			c := f.client(t, f.add(t, "bob"))
+			ctx := context.Background()
+			res, err := c.SendMessage(ctx, send("APPROVAL"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			task := res.(*a2a.Task)
+			if task.Status.State != a2a.TaskStateInputRequired || !strings.Contains(task.Status.Message.Parts[0].Text(), "owner's approval: run the thing") {
+				t.Fatalf("while the approval waits: %+v", task.Status)
+			}
+			want := a2a.TaskStateCompleted
+			if cancel {
+				if got, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+					t.Fatalf("CancelTask while input-required = %v, %v", got, err)
+				}
+				want = a2a.TaskStateCanceled
+			} else {
+				close(f.b.approve)
+			}
+			var got *a2a.Task
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if got, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); err != nil {
+					t.Fatal(err)
+				}
+				if got.Status.State.Terminal() {
+					break
+				}
+			}
+			if got.Status.State != want || (!cancel && (len(got.Artifacts) != 1 || got.Artifacts[0].Parts[0].Text() != "PONG approved")) {
+				t.Fatalf("after the answer: %+v %v", got.Status, got.Artifacts)
+			}
+			if cancel { // the turn was cancelled, not left waiting
+				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					f.svc.mu.Lock()
+					n := len(f.svc.running)
+					f.svc.mu.Unlock()
+					if n == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%d turns still running 5 s after the cancel", n)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
@@ -75,45 +77,133 @@ func (e executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 			return
 		}
-		tctx, cancel := context.WithCancel(ctx)
-		defer cancel()
+		// The turn outlives this execution when it stops at input-required (an approval the
+		// owner has to give): it is cancelled only by CancelTask or the end of the kernel.
+		tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		e.s.mu.Lock()
 		e.s.running[ec.TaskID] = cancel
 		e.s.mu.Unlock()
-		defer func() {
+		release := func() {
+			cancel()
 			e.s.mu.Lock()
 			delete(e.s.running, ec.TaskID)
 			e.s.mu.Unlock()
+		}
+		done := make(chan turnResult, 1)
+		turnID := make(chan string, 1)
+		go func() {
+			res, err := e.s.turn(tctx, name, text, func(ev client.ChatEvent) {
+				if ev.Type == client.EventTurn {
+					select {
+					case turnID <- ev.TurnID:
+					default:
+					}
+				}
+			})
+			done <- turnResult{res, err}
 		}()
-		res, err := e.s.turn(tctx, name, text)
-		switch {
-		case err != nil && tctx.Err() != nil:
-			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "the task was canceled")), nil)
-			return
-		case err != nil:
-			e.s.log.Warn("a2a: turn failed", "peer", name, "task", ec.TaskID, "err", err)
-			fail("the agent could not answer: " + err.Error())
-			return
+		tick := time.NewTicker(e.s.approvalPoll)
+		defer tick.Stop()
+		tid := ""
+		for {
+			select {
+			case r := <-done:
+				release()
+				for _, ev := range e.s.outcome(ec, name, r, tctx) {
+					if !yield(ev, nil) {
+						return
+					}
+				}
+				return
+			case tid = <-turnID:
+			case <-tick.C:
+				title, ok := e.s.pendingApproval(ctx, tid)
+				if !ok {
+					continue
+				}
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, agentText(ec, "waiting for the owner's approval: "+title)), nil)
+				go e.s.finishLater(ec.TaskInfo(), name, done, release, tctx)
+				return
+			case <-ctx.Done(): // the execution was stopped (CancelTask, shutdown)
+				release()
+				<-done
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "the task was canceled")), nil)
+				return
+			}
 		}
-		art := a2a.NewArtifactEvent(ec, a2a.NewTextPart(res.Text))
-		art.Artifact.Name = "reply"
-		art.LastChunk = true
-		if !yield(art, nil) {
-			return
+	}
+}
+
+type turnResult struct {
+	res client.ChatResult
+	err error
+}
+
+// outcome is the events that end a task whose turn returned r.
+func (s *Service) outcome(ti a2a.TaskInfoProvider, name string, r turnResult, tctx context.Context) []a2a.Event {
+	switch {
+	case r.err != nil && tctx.Err() != nil:
+		return []a2a.Event{a2a.NewStatusUpdateEvent(ti, a2a.TaskStateCanceled, agentText(ti, "the task was canceled"))}
+	case r.err != nil:
+		s.log.Warn("a2a: turn failed", "peer", name, "task", ti.TaskInfo().TaskID, "err", r.err)
+		return []a2a.Event{a2a.NewStatusUpdateEvent(ti, a2a.TaskStateFailed, agentText(ti, "the agent could not answer: "+r.err.Error()))}
+	}
+	art := a2a.NewArtifactEvent(ti, a2a.NewTextPart(r.res.Text))
+	art.Artifact.Name = "reply"
+	art.LastChunk = true
+	return []a2a.Event{art, a2a.NewStatusUpdateEvent(ti, a2a.TaskStateCompleted, agentText(ti, r.res.Text))}
+}
+
+// pendingApproval reports whether the kernel holds an approval for the owner asked in turn tid.
+func (s *Service) pendingApproval(ctx context.Context, tid string) (string, bool) {
+	if tid == "" || s.approvals == nil {
+		return "", false
+	}
+	aps, err := s.approvals.Approvals(ctx)
+	if err != nil {
+		return "", false
+	}
+	for _, ap := range aps {
+		if ap.TurnID == tid && ap.State == client.ApprovalPending {
+			return ap.Title, true
 		}
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentText(ec, res.Text)), nil)
+	}
+	return "", false
+}
+
+// finishLater waits for a turn whose task stopped at input-required and writes its outcome
+// into the task, unless the task moved on meanwhile (cancelled, or continued by the peer).
+func (s *Service) finishLater(ti a2a.TaskInfo, name string, done <-chan turnResult, release func(), tctx context.Context) {
+	r := <-done
+	release()
+	ctx := context.Background()
+	st, err := s.tasks.Get(ctx, ti.TaskID)
+	if err != nil || st.Task.Status.State != a2a.TaskStateInputRequired {
+		return
+	}
+	task := st.Task
+	for _, ev := range s.outcome(ti, name, r, tctx) {
+		switch ev := ev.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			task.Artifacts = append(task.Artifacts, ev.Artifact)
+		case *a2a.TaskStatusUpdateEvent:
+			task.Status = ev.Status
+		}
+	}
+	if _, err := s.tasks.Update(ctx, &taskstore.UpdateRequest{Task: task, PrevVersion: st.Version}); err != nil {
+		s.log.Warn("a2a: the task's outcome after the owner's approval was not stored", "peer", name, "task", ti.TaskID, "err", err)
 	}
 }
 
 // turn runs one turn in the peer's session, creating the session again if the owner deleted it.
-func (s *Service) turn(ctx context.Context, name, text string) (client.ChatResult, error) {
+func (s *Service) turn(ctx context.Context, name, text string, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	req := client.ChatRequest{Session: SessionID(name), Input: text, Channel: Channel}
-	res, err := s.b.Chat(ctx, req, nil)
+	res, err := s.b.Chat(ctx, req, emit)
 	if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 		if err := s.ensureSession(ctx, name); err != nil {
 			return res, err
 		}
-		res, err = s.b.Chat(ctx, req, nil)
+		res, err = s.b.Chat(ctx, req, emit)
 	}
 	return res, err
 }
