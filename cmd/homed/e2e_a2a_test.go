@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -39,6 +40,11 @@ func jsPeer(t *testing.T, base, token string, step ...string) map[string]any {
 
 // runPeer is jsPeer without the test, for a goroutine.
 func runPeer(base, token string, step ...string) (map[string]any, error) {
+	return runPeerWatch(base, token, "", nil, step...)
+}
+
+// runPeerWatch is runPeer that closes seen once a line of peer.mjs's stderr is marker.
+func runPeerWatch(base, token, marker string, seen chan struct{}, step ...string) (map[string]any, error) {
 	dir, err := filepath.Abs(filepath.Join("testdata", "a2a-js"))
 	if err != nil {
 		return nil, err
@@ -48,12 +54,32 @@ func runPeer(base, token string, step ...string) (map[string]any, error) {
 	}
 	cmd := exec.Command("node", append([]string{filepath.Join(dir, "peer.mjs"), base, token}, step...)...)
 	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, _ := cmd.Output()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if marker != "" && sc.Text() == marker {
+				close(seen)
+				marker = ""
+				continue
+			}
+			stderr.WriteString(sc.Text() + "\n")
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	_ = cmd.Wait()
+	pw.Close()
+	<-scanned
 	var v map[string]any
-	if err := json.Unmarshal(bytes.TrimSpace(out), &v); err != nil {
-		return nil, fmt.Errorf("peer.mjs %v: %v: %q %s", step, err, out, stderr.String())
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &v); err != nil {
+		return nil, fmt.Errorf("peer.mjs %v: %v: %q %s", step, err, stdout.String(), stderr.String())
 	}
 	return v, nil
 }
@@ -206,8 +232,18 @@ func TestA2AWithTheOfficialJSClient(t *testing.T) {
 			err error
 		}
 		sub := make(chan answer, 1)
-		go func() { v, err := runPeer(base, bob, "subscribe", started); sub <- answer{v, err} }()
-		time.Sleep(500 * time.Millisecond) // the subscription is open before the cancel
+		subscribed := make(chan struct{})
+		go func() {
+			v, err := runPeerWatch(base, bob, "SUBSCRIBED", subscribed, "subscribe", started)
+			sub <- answer{v, err}
+		}()
+		select { // the subscription has its first event before the cancel
+		case <-subscribed:
+		case a := <-sub:
+			t.Fatalf("the subscription ended before its first event: %v %v", a.v, a.err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("no event on the subscription in 20 s")
+		}
 		if v := jsPeer(t, base, bob, "cancel", started); str(v["state"]) != "CANCELED" {
 			t.Fatalf("cancel: %v", v)
 		}

@@ -10,7 +10,7 @@
 //   get ID                    GetTask
 //   list                      ListTasks
 //   cancel ID                 CancelTask
-//   subscribe ID              SubscribeToTask; prints the event kinds
+//   subscribe ID              SubscribeToTask; prints the event kinds (SUBSCRIBED on stderr at the first)
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 
 const [base, token, step, arg] = process.argv.slice(2);
@@ -64,6 +64,7 @@ try {
         const p = ev.payload || ev;
         const kind = p.$case || (p.kind ?? "?");
         kinds.push(kind);
+        if (kinds.length === 1 && step === "subscribe") process.stderr.write("SUBSCRIBED\n"); // the test cancels now
         if (kind === "task") last = task(p.value);
         if (kind === "statusUpdate" && last) last.state = state(p.value.status.state);
         if (kind === "artifactUpdate" && last) last.reply += text(p.value.artifact.parts);
