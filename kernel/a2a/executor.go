@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -47,8 +49,9 @@ func agentText(ti a2a.TaskInfoProvider, text string) *a2a.Message {
 	return a2a.NewMessageForTask(a2a.MessageRoleAgent, ti, a2a.NewTextPart(text))
 }
 
-// Execute implements [a2asrv.AgentExecutor]: submitted (a new task), working, then the reply as
-// an artifact and the final state (completed, failed, or canceled).
+// Execute implements [a2asrv.AgentExecutor]: submitted (a new task), working, the reply as an
+// artifact (streamed in chunks while the model writes it, then whole), and the final state
+// (completed, failed or canceled; input-required while the owner's approval waits).
 func (e executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		if ec.User == nil || !ec.User.Authenticated {
@@ -91,17 +94,47 @@ func (e executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		}
 		done := make(chan turnResult, 1)
 		turnID := make(chan string, 1)
+		var (
+			mu      sync.Mutex
+			pending strings.Builder // reply text not yet sent
+		)
 		go func() {
 			res, err := e.s.turn(tctx, name, text, func(ev client.ChatEvent) {
-				if ev.Type == client.EventTurn {
+				switch ev.Type {
+				case client.EventTurn:
 					select {
 					case turnID <- ev.TurnID:
 					default:
 					}
+				case client.EventDelta:
+					mu.Lock()
+					pending.WriteString(ev.Text)
+					mu.Unlock()
 				}
 			})
 			done <- turnResult{res, err}
 		}()
+		// The reply streams as chunks of one artifact, at most one a tick (each is a write of
+		// the task); the final event replaces them with the whole reply.
+		var art a2a.ArtifactID
+		flush := func() bool {
+			mu.Lock()
+			chunk := pending.String()
+			pending.Reset()
+			mu.Unlock()
+			if chunk == "" {
+				return true
+			}
+			var ev *a2a.TaskArtifactUpdateEvent
+			if art == "" {
+				ev = a2a.NewArtifactEvent(ec, a2a.NewTextPart(chunk))
+				ev.Artifact.Name = "reply"
+				art = ev.Artifact.ID
+			} else {
+				ev = a2a.NewArtifactUpdateEvent(ec, art, a2a.NewTextPart(chunk))
+			}
+			return yield(ev, nil)
+		}
 		tick := time.NewTicker(e.s.approvalPoll)
 		defer tick.Stop()
 		tid := ""
@@ -109,7 +142,7 @@ func (e executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 			select {
 			case r := <-done:
 				release()
-				for _, ev := range e.s.outcome(ec, name, r, tctx) {
+				for _, ev := range e.s.outcome(ec, name, r, tctx, art) {
 					if !yield(ev, nil) {
 						return
 					}
@@ -117,12 +150,16 @@ func (e executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 				return
 			case tid = <-turnID:
 			case <-tick.C:
+				if !flush() {
+					release()
+					return
+				}
 				title, ok := e.s.pendingApproval(ctx, tid)
 				if !ok {
 					continue
 				}
 				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, agentText(ec, "waiting for the owner's approval: "+title)), nil)
-				go e.s.finishLater(ec.TaskInfo(), name, done, release, tctx)
+				go e.s.finishLater(ec.TaskInfo(), name, done, release, tctx, art)
 				return
 			case <-ctx.Done(): // the execution was stopped (CancelTask, shutdown)
 				release()
@@ -139,8 +176,9 @@ type turnResult struct {
 	err error
 }
 
-// outcome is the events that end a task whose turn returned r.
-func (s *Service) outcome(ti a2a.TaskInfoProvider, name string, r turnResult, tctx context.Context) []a2a.Event {
+// outcome is the events that end a task whose turn returned r: the whole reply (replacing the
+// chunks of artifact art, when some were sent) and the final state.
+func (s *Service) outcome(ti a2a.TaskInfoProvider, name string, r turnResult, tctx context.Context, art a2a.ArtifactID) []a2a.Event {
 	switch {
 	case r.err != nil && tctx.Err() != nil:
 		return []a2a.Event{a2a.NewStatusUpdateEvent(ti, a2a.TaskStateCanceled, agentText(ti, "the task was canceled"))}
@@ -148,10 +186,13 @@ func (s *Service) outcome(ti a2a.TaskInfoProvider, name string, r turnResult, tc
 		s.log.Warn("a2a: turn failed", "peer", name, "task", ti.TaskInfo().TaskID, "err", r.err)
 		return []a2a.Event{a2a.NewStatusUpdateEvent(ti, a2a.TaskStateFailed, agentText(ti, "the agent could not answer: "+r.err.Error()))}
 	}
-	art := a2a.NewArtifactEvent(ti, a2a.NewTextPart(r.res.Text))
-	art.Artifact.Name = "reply"
-	art.LastChunk = true
-	return []a2a.Event{art, a2a.NewStatusUpdateEvent(ti, a2a.TaskStateCompleted, agentText(ti, r.res.Text))}
+	ev := a2a.NewArtifactEvent(ti, a2a.NewTextPart(r.res.Text))
+	if art != "" {
+		ev.Artifact.ID = art
+	}
+	ev.Artifact.Name = "reply"
+	ev.LastChunk = true
+	return []a2a.Event{ev, a2a.NewStatusUpdateEvent(ti, a2a.TaskStateCompleted, agentText(ti, r.res.Text))}
 }
 
 // pendingApproval reports whether the kernel holds an approval for the owner asked in turn tid.
@@ -173,7 +214,7 @@ func (s *Service) pendingApproval(ctx context.Context, tid string) (string, bool
 
 // finishLater waits for a turn whose task stopped at input-required and writes its outcome
 // into the task, unless the task moved on meanwhile (cancelled, or continued by the peer).
-func (s *Service) finishLater(ti a2a.TaskInfo, name string, done <-chan turnResult, release func(), tctx context.Context) {
+func (s *Service) finishLater(ti a2a.TaskInfo, name string, done <-chan turnResult, release func(), tctx context.Context, art a2a.ArtifactID) {
 	r := <-done
 	release()
 	ctx := context.Background()
@@ -182,9 +223,10 @@ func (s *Service) finishLater(ti a2a.TaskInfo, name string, done <-chan turnResu
 		return
 	}
 	task := st.Task
-	for _, ev := range s.outcome(ti, name, r, tctx) {
+	for _, ev := range s.outcome(ti, name, r, tctx, art) {
 		switch ev := ev.(type) {
 		case *a2a.TaskArtifactUpdateEvent:
+			task.Artifacts = slices.DeleteFunc(task.Artifacts, func(a *a2a.Artifact) bool { return a != nil && a.ID == ev.Artifact.ID })
 			task.Artifacts = append(task.Artifacts, ev.Artifact)
 		case *a2a.TaskStatusUpdateEvent:
 			task.Status = ev.Status

@@ -67,7 +67,9 @@ try {
         if (kinds.length === 1 && step === "subscribe") process.stderr.write("SUBSCRIBED\n"); // the test cancels now
         if (kind === "task") last = task(p.value);
         if (kind === "statusUpdate" && last) last.state = state(p.value.status.state);
-        if (kind === "artifactUpdate" && last) last.reply += text(p.value.artifact.parts);
+        if (kind === "artifactUpdate" && last) { // chunks append; the last one replaces them
+          last.reply = (p.value.append ? last.reply : "") + text(p.value.artifact.parts);
+        }
       }
       out({ kinds, task: last });
       break;
