@@ -1,13 +1,13 @@
 package api
 
 import (
-	"strconv"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hologramagent/hologram/kernel/client"
