@@ -56,10 +56,10 @@ func validSessionID(id string) bool {
 // completionRequest is the part of an OpenAI chat completion request the kernel reads; other
 // fields are ignored. The tool fields are kept raw only to refuse them.
 type completionRequest struct {
-	Model        string              `json:"model"`
-	Messages     []completionMessage `json:"messages"`
-	Stream       bool                `json:"stream"`
-	User         string              `json:"user"`
+	Model    string              `json:"model"`
+	Messages []completionMessage `json:"messages"`
+	Stream   bool                `json:"stream"`
+	User     string              `json:"user"`
 	// Model parameters passed to the provider.
 	MaxTokens           int             `json:"max_tokens"`
 	MaxCompletionTokens int             `json:"max_completion_tokens"`
@@ -68,9 +68,9 @@ type completionRequest struct {
 	Stop                json.RawMessage `json:"stop"`
 	ResponseFormat      json.RawMessage `json:"response_format"`
 	Tools               json.RawMessage `json:"tools"`
-	Functions    json.RawMessage     `json:"functions"`
-	ToolChoice   json.RawMessage     `json:"tool_choice"`
-	FunctionCall json.RawMessage     `json:"function_call"`
+	Functions           json.RawMessage `json:"functions"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	FunctionCall        json.RawMessage `json:"function_call"`
 }
 
 type completionMessage struct {
