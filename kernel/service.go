@@ -228,7 +228,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		k.publish("turn_failed", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "error": err.Error()})
 		return out, err
 	}
-	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text})
+	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Stop: res.Stop})
 	k.publish("turn_finished", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "stop": res.Stop, "rounds": res.Rounds})
 	return out, nil
 }

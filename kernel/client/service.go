@@ -293,6 +293,9 @@ type ChatEvent struct {
 	Tool    *ToolEvent `json:"tool,omitempty"`
 	// Approval is set on "approval" events.
 	Approval *Approval `json:"approval,omitempty"`
+	// Stop is set on "final" events: why the turn ended ("done", "short_circuit", "all_denied",
+	// "cancelled", "max_rounds", "max_wall" or "token_budget").
+	Stop string `json:"stop,omitempty"`
 }
 
 // ToolEvent describes a tool call and, once done, its result.
