@@ -1,0 +1,104 @@
+// An editor for the waiter acp end-to-end test (cmd/homed/e2e_acp_test.go), written on the
+// official ACP TypeScript client (@agentclientprotocol/sdk, pinned in package.json). It starts
+// `$WAITER acp` as editors do, runs the steps below and prints one JSON report on stdout; the Go
+// test checks it. Any protocol error ends it with exit 1 and the error on stderr.
+//
+// usage: node editor.mjs WAITER PROJECT_DIR OTHER_DIR
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const [waiter, project, other] = process.argv.slice(2);
+
+// connect starts one waiter acp and runs op(agent, state) on it; state collects what it saw.
+async function connect(op) {
+  const child = spawn(waiter, ["acp"], { stdio: ["pipe", "pipe", "inherit"] });
+  const state = { updates: [], permissions: [], answer: null };
+  const app = acp
+    .client()
+    .onNotification("session/update", (ctx) => {
+      state.updates.push(ctx.params);
+    })
+    .onRequest("session/request_permission", async (ctx) => {
+      state.permissions.push(ctx.params);
+      return state.answer(ctx);
+    });
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  try {
+    return await app.connectWith(stream, (agent) => op(agent, state));
+  } finally {
+    child.kill();
+  }
+}
+
+// turn sends one prompt and returns its stop reason with the updates it streamed.
+async function turn(agent, state, sessionId, text) {
+  state.updates = [];
+  state.permissions = [];
+  const res = await agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+  return { stopReason: res.stopReason, updates: state.updates, permissions: state.permissions };
+}
+
+const pick = (id) => async () => ({ outcome: { outcome: "selected", optionId: id } });
+const report = {};
+
+await connect(async (agent, state) => {
+  report.initialize = await agent.request("initialize", {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientInfo: { name: "hologram-e2e-editor", version: "1.0.0" },
+  });
+  const s = await agent.request("session/new", { cwd: project, mcpServers: [] });
+  report.newSession = s;
+  const sid = s.sessionId;
+  report.hello = await turn(agent, state, sid, "hello editor");
+  report.tool = await turn(agent, state, sid, 'CALL notes_create {"title":"ACP","body":"written from the editor"}');
+  state.answer = pick("allow_once");
+  report.allow = await turn(agent, state, sid, 'CALL shell_run {"argv":["echo","acp-allowed"]}');
+  state.answer = pick("reject_once");
+  report.reject = await turn(agent, state, sid, 'CALL shell_run {"argv":["echo","acp-rejected"]}');
+  // Cancel mid-turn: while the turn waits for the permission, the editor cancels the turn and
+  // answers the pending request "cancelled", as the protocol asks.
+  state.answer = async (ctx) => {
+    await agent.notify("session/cancel", { sessionId: sid });
+    return { outcome: { outcome: "cancelled" } };
+  };
+  report.cancel = await turn(agent, state, sid, 'CALL shell_run {"argv":["echo","acp-cancelled"]}');
+  report.afterCancel = await turn(agent, state, sid, "still there?");
+  state.answer = pick("allow_always");
+  report.always1 = await turn(agent, state, sid, 'CALL shell_run {"argv":["echo","acp-always-1"]}');
+  state.answer = async () => {
+    throw new Error("asked again after allow always");
+  };
+  report.always2 = await turn(agent, state, sid, 'CALL shell_run {"argv":["echo","acp-always-2"]}');
+  try {
+    report.badModel = await agent.request("session/set_config_option", { sessionId: sid, configId: "model", value: "no-such-model" });
+  } catch (e) {
+    report.badModel = { error: e.message, code: e.code };
+  }
+  report.setModel = await agent.request("session/set_config_option", { sessionId: sid, configId: "model", value: "fake-1" });
+  const o = await agent.request("session/new", { cwd: other, mcpServers: [] });
+  report.otherSession = o.sessionId;
+  try {
+    await agent.request("session/prompt", { sessionId: "s-not-open", prompt: [{ type: "text", text: "x" }] });
+    report.unknownSession = { error: null };
+  } catch (e) {
+    report.unknownSession = { error: e.message, code: e.code };
+  }
+});
+
+// A second connection, as after an editor restart: list the project's sessions, load the first.
+await connect(async (agent, state) => {
+  await agent.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  report.list = await agent.request("session/list", { cwd: project });
+  report.listAll = await agent.request("session/list", {});
+  state.updates = [];
+  report.load = await agent.request("session/load", { sessionId: report.newSession.sessionId, cwd: project, mcpServers: [] });
+  report.replay = state.updates;
+  state.answer = async () => {
+    throw new Error("asked after allow always (second connection)");
+  };
+  report.always3 = await turn(agent, state, report.newSession.sessionId, 'CALL shell_run {"argv":["echo","acp-always-3"]}');
+});
+
+process.stdout.write(JSON.stringify(report) + "\n");
