@@ -124,9 +124,13 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if err != nil {
 		return client.ChatResult{}, err
 	}
+	ctools, hide, err := clientTools(req, sess.Scope) // clienttools.go
+	if err != nil {
+		return client.ChatResult{}, err
+	}
 	k.ocr.Blocks(ctx, blocks)
 	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
-		Blocks: blocks}, emit)
+		Blocks: blocks, ClientTools: ctools, HideTools: hide}, emit)
 }
 
 // attachmentBlocks validates a chat's attachments and turns them into new blocks.

@@ -134,12 +134,15 @@ type acpReport struct {
 		acpConfig
 	} `json:"newSession"`
 	Hello, Tool, Allow, Reject, Cancel, AfterCancel, Always1, Always2, Always3 acpTurn
-	BadModel                                                                   acpError    `json:"badModel"`
-	SetModel                                                                   acpConfig   `json:"setModel"`
-	OtherSession                                                               string      `json:"otherSession"`
-	UnknownSession                                                             acpError    `json:"unknownSession"`
-	List, ListAll                                                              acpSessions `json:"-"`
-	Replay                                                                     []acpUpdate `json:"replay"`
+	NoFs, FsRead, FsWrite, FsOutside                                           acpTurn
+	FsCalls                                                                    []struct{ Method, Path, Content string } `json:"fsCalls"`
+	Files                                                                      map[string]string                        `json:"files"`
+	BadModel                                                                   acpError                                 `json:"badModel"`
+	SetModel                                                                   acpConfig                                `json:"setModel"`
+	OtherSession                                                               string                                   `json:"otherSession"`
+	UnknownSession                                                             acpError                                 `json:"unknownSession"`
+	List, ListAll                                                              acpSessions                              `json:"-"`
+	Replay                                                                     []acpUpdate                              `json:"replay"`
 }
 
 func TestACPEditorEndToEnd(t *testing.T) {
@@ -325,6 +328,7 @@ func TestACPEditorEndToEnd(t *testing.T) {
 			t.Fatalf("the kernel's session: %+v", s)
 		}
 	})
+	t.Run("fs through the editor", func(t *testing.T) { fsThroughTheEditor(t, rep, project, fake) })
 	t.Run("unknown session", func(t *testing.T) {
 		if rep.UnknownSession.Error == nil || rep.UnknownSession.Code != -32002 {
 			t.Fatalf("%+v", rep.UnknownSession)
@@ -355,6 +359,33 @@ func TestACPEditorEndToEnd(t *testing.T) {
 			t.Fatalf("session/load replay: kinds %v, user %q, agent %q", kinds, user, agent)
 		}
 	})
+}
+
+// fsThroughTheEditor is checked by TestACPEditorEndToEnd (below the report's other checks).
+func fsThroughTheEditor(t *testing.T, rep acpReport, project string, fake *fakeOpenAI) {
+	if got := rep.NoFs.message(); got != "NOTOOL editor_read_file" {
+		t.Fatalf("an editor without fs capabilities got the editor tools: %q", got)
+	}
+	if got := rep.FsRead.message(); got != "DONE // unsaved edit in the editor" {
+		t.Fatalf("read through the editor: %q (%+v)", got, rep.FsRead.Updates)
+	}
+	if ups := rep.FsRead.of("tool_call_update"); len(ups) != 1 || ups[0].Update.Status != "completed" {
+		t.Fatalf("read's tool_call_update: %+v", ups)
+	}
+	tools := fake.offered(t, `CALL editor_read_file {"path":"main.go","line":2,"limit":1}`)
+	if !contains(tools, "editor_read_file") || !contains(tools, "editor_write_file") {
+		t.Fatalf("the tools offered with fs: %v", tools)
+	}
+	want := filepath.Join(project, "out", "new.txt")
+	if rep.Files[want] != "written by the agent" || !strings.HasPrefix(rep.FsWrite.message(), "DONE wrote 20 bytes to "+want) {
+		t.Fatalf("write through the editor: files %v, reply %q", rep.Files, rep.FsWrite.message())
+	}
+	if len(rep.FsCalls) != 2 || rep.FsCalls[0].Method != "read" || rep.FsCalls[0].Path != filepath.Join(project, "main.go") || rep.FsCalls[1].Method != "write" {
+		t.Fatalf("the editor's fs requests: %+v", rep.FsCalls)
+	}
+	if ups := rep.FsOutside.of("tool_call_update"); len(ups) != 1 || ups[0].Update.Status != "failed" || !strings.Contains(ups[0].text(), "outside the project") {
+		t.Fatalf("a path outside the project: %+v", rep.FsOutside.Updates)
+	}
 }
 
 // sessions lists the kernel's sessions by id (over the socket, as waiter does).

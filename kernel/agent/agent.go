@@ -126,6 +126,7 @@ type Agent struct {
 	hooks []Hook
 
 	repairs atomic.Uint64
+	clients clientCalls // client-executed tools' calls waiting for their answer
 
 	winMu   sync.Mutex
 	lastWin map[string]WindowReport // by session

@@ -76,12 +76,23 @@ func (t *turn) window(ctx context.Context, text string, maxTools int) (map[strin
 			tools[name] = e
 		}
 	}
+	for _, name := range t.req.HideTools {
+		delete(tools, name)
+	}
 	var visible []llm.Tool
 	for _, spec := range offered {
+		if _, client := t.client[spec.Name]; client {
+			continue
+		}
 		if e, ok := tools[spec.Name]; ok {
 			visible = append(visible, e.spec)
 		}
 	}
+	for name, e := range t.client { // the client's own tools stand in for same-named ones
+		tools[name] = e
+		visible = append(visible, e.spec)
+	}
+	sortTools(visible)
 	tt := t.tools
 	tt.mu.Lock()
 	in := toolwin.Input{Text: text, Recent: append([]string(nil), tt.used...), Enabled: append([]string(nil), tt.enabled...),

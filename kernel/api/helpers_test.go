@@ -93,6 +93,10 @@ func (f *fakeBackend) Chat(ctx context.Context, req client.ChatRequest, emit fun
 	return f.chat(ctx, req, emit)
 }
 
+func (f *fakeBackend) AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error {
+	return client.ErrNotFound
+}
+
 func (f *fakeBackend) Cancel(ctx context.Context, turnID string) error {
 	if f.cancel == nil {
 		return nil

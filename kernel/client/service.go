@@ -47,6 +47,9 @@ type ChatService interface {
 	Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (ChatResult, error)
 	// Cancel cancels a running turn by id; ErrNotFound when no such turn runs.
 	Cancel(ctx context.Context, turnID string) error
+	// AnswerToolCall answers a "tool_request" event: the result of a call of one of the
+	// request's client tools (clienttools.go); ErrNotFound when no such call waits.
+	AnswerToolCall(ctx context.Context, turnID, callID string, a ToolAnswer) error
 }
 
 // SessionService lists, creates and configures sessions and reads their history.
@@ -252,6 +255,10 @@ type ChatRequest struct {
 	// Attachments become blocks held by the turn's user event (see memory.Block); text ones are
 	// shown to the model with the input, media ones by name (and their text, e.g. OCR).
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// ClientTools are tools the client runs itself (clienttools.go); HideTools names the
+	// kernel's tools this turn does not offer (those the client's tools stand in for).
+	ClientTools []ClientTool `json:"client_tools,omitempty"`
+	HideTools   []string     `json:"hide_tools,omitempty"`
 }
 
 // Attachment is a file sent with a chat message. Kind is "text" (Text holds it), "image" or

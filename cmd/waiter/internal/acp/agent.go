@@ -14,7 +14,8 @@
 //     used/size) and the stop reason;
 //   - the turn's approvals → session/request_permission; "always" answers are kept per project
 //     ([Permissions]);
-//   - session/set_config_option "model" → the session's model.
+//   - session/set_config_option "model" → the session's model;
+//   - the editor's fs capabilities → client-executed tools of each turn (clienttools.go).
 //
 // The package imports kernel/client only, never the kernel (waiter links no SQLite).
 package acp
@@ -58,6 +59,7 @@ type Kernel interface {
 	Window(ctx context.Context, sessionID string) (client.Window, error)
 	Providers(ctx context.Context) ([]client.Provider, error)
 	AnswerApproval(ctx context.Context, id string, approve bool) (client.Approval, error)
+	AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error
 }
 
 // Options configure an [Agent].
@@ -488,7 +490,11 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		current client.ToolEvent // the running tool call, for approvals
 		stop    string
 	)
-	res, err := a.k.Chat(ctx, client.ChatRequest{Session: s.id, Input: in, Channel: Channel, Attachments: atts}, func(ev client.ChatEvent) {
+	a.mu.Lock()
+	ctools, hide := editorTools(a.caps) // clienttools.go
+	a.mu.Unlock()
+	req := client.ChatRequest{Session: s.id, Input: in, Channel: Channel, Attachments: atts, ClientTools: ctools, HideTools: hide}
+	res, err := a.k.Chat(ctx, req, func(ev client.ChatEvent) {
 		switch ev.Type {
 		case client.EventTurn:
 			s.mu.Lock()
@@ -512,6 +518,18 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		case client.EventToolResult:
 			if ev.Tool != nil {
 				send(endTool(*ev.Tool))
+			}
+		case client.EventToolRequest: // a call of the editor's own tools: run it there, answer the kernel
+			if ev.Tool != nil {
+				tool, turn := *ev.Tool, ev.TurnID
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ans := a.runEditorTool(ctx, p.SessionId, s.cwd, tool)
+					if err := a.k.AnswerToolCall(uctx, turn, tool.ID, ans); err != nil && !errors.Is(err, client.ErrNotFound) {
+						a.opts.Log.Warn("acp: answer tool call", "tool", tool.Name, "err", err)
+					}
+				}()
 			}
 		case client.EventApproval:
 			if ev.Approval != nil && ev.Approval.State == client.ApprovalPending {

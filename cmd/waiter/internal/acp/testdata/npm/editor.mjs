@@ -13,7 +13,7 @@ const [waiter, project, other] = process.argv.slice(2);
 // connect starts one waiter acp and runs op(agent, state) on it; state collects what it saw.
 async function connect(op) {
   const child = spawn(waiter, ["acp"], { stdio: ["pipe", "pipe", "inherit"] });
-  const state = { updates: [], permissions: [], answer: null };
+  const state = { updates: [], permissions: [], answer: null, files: {}, fsCalls: [] };
   const app = acp
     .client()
     .onNotification("session/update", (ctx) => {
@@ -22,6 +22,21 @@ async function connect(op) {
     .onRequest("session/request_permission", async (ctx) => {
       state.permissions.push(ctx.params);
       return state.answer(ctx);
+    })
+    // The editor's buffers: what the agent reads and writes through fs/*.
+    .onRequest("fs/read_text_file", async (ctx) => {
+      state.fsCalls.push({ method: "read", ...ctx.params });
+      const text = state.files[ctx.params.path];
+      if (text === undefined) throw acp.RequestError.resourceNotFound(ctx.params.path);
+      let lines = text.split("\n");
+      const from = (ctx.params.line ?? 1) - 1;
+      lines = lines.slice(from, ctx.params.limit ? from + ctx.params.limit : undefined);
+      return { content: lines.join("\n") };
+    })
+    .onRequest("fs/write_text_file", async (ctx) => {
+      state.fsCalls.push({ method: "write", ...ctx.params });
+      state.files[ctx.params.path] = ctx.params.content;
+      return {};
     });
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
   try {
@@ -79,6 +94,7 @@ await connect(async (agent, state) => {
   report.setModel = await agent.request("session/set_config_option", { sessionId: sid, configId: "model", value: "fake-1" });
   const o = await agent.request("session/new", { cwd: other, mcpServers: [] });
   report.otherSession = o.sessionId;
+  report.noFs = await turn(agent, state, o.sessionId, 'CALL editor_read_file {"path":"main.go"}');
   try {
     await agent.request("session/prompt", { sessionId: "s-not-open", prompt: [{ type: "text", text: "x" }] });
     report.unknownSession = { error: null };
@@ -89,7 +105,10 @@ await connect(async (agent, state) => {
 
 // A second connection, as after an editor restart: list the project's sessions, load the first.
 await connect(async (agent, state) => {
-  await agent.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  await agent.request("initialize", {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+  });
   report.list = await agent.request("session/list", { cwd: project });
   report.listAll = await agent.request("session/list", {});
   state.updates = [];
@@ -99,6 +118,14 @@ await connect(async (agent, state) => {
     throw new Error("asked after allow always (second connection)");
   };
   report.always3 = await turn(agent, state, report.newSession.sessionId, 'CALL shell_run {"argv":["echo","acp-always-3"]}');
+  // fs through the editor: an unsaved buffer is read, a new file written, a path outside refused.
+  const sid = report.newSession.sessionId;
+  state.files[project + "/main.go"] = "package main\n// unsaved edit in the editor\nfunc main() {}";
+  report.fsRead = await turn(agent, state, sid, 'CALL editor_read_file {"path":"main.go","line":2,"limit":1}');
+  report.fsWrite = await turn(agent, state, sid, 'CALL editor_write_file {"path":"out/new.txt","content":"written by the agent"}');
+  report.fsOutside = await turn(agent, state, sid, 'CALL editor_read_file {"path":"../secret.txt"}');
+  report.fsCalls = state.fsCalls;
+  report.files = state.files;
 });
 
 process.stdout.write(JSON.stringify(report) + "\n");
