@@ -240,6 +240,9 @@ func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (clien
 	if err := validatePlugin(c); err != nil {
 		return client.Plugin{}, err
 	}
+	if err := k.checkSessionPlugin(ctx, c); err != nil { // sessionplugins.go
+		return client.Plugin{}, err
+	}
 	p := k.plugins
 	if _, ok := p.config[c.Name]; ok {
 		return client.Plugin{}, invalid("plugin %s is configured in the config file %s", c.Name, k.cfg.ConfigFile)
@@ -253,11 +256,16 @@ func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (clien
 	if err != nil {
 		return client.Plugin{}, err
 	}
-	if err := k.store.SetSetting(ctx, pluginPrefix+c.Name, string(raw)); err != nil {
-		return client.Plugin{}, mapErr(err)
+	if c.Session == "" { // a session's plugin is not remembered
+		if err := k.store.SetSetting(ctx, pluginPrefix+c.Name, string(raw)); err != nil {
+			return client.Plugin{}, mapErr(err)
+		}
+	} else {
+		k.sessionPlugins.set(c.Name, c.Session) // before its tools register
 	}
 	st, err := p.host.Add(ctx, toSpec(c))
 	if err != nil {
+		k.sessionPlugins.remove(c.Name)
 		if derr := k.store.DeleteSetting(context.WithoutCancel(ctx), pluginPrefix+c.Name); derr != nil && !errors.Is(derr, memory.ErrNotFound) {
 			k.log.Warn("plugin setting not removed", "plugin", c.Name, "err", derr)
 		}
@@ -304,6 +312,7 @@ func (k pluginRole) PluginAction(ctx context.Context, name, action string) (clie
 		defer p.mu.Unlock()
 		st, err = p.host.Remove(ctx, name)
 		if err == nil {
+			k.sessionPlugins.remove(name)
 			if derr := k.store.DeleteSetting(ctx, pluginPrefix+name); derr != nil && !errors.Is(derr, memory.ErrNotFound) {
 				return toClientPlugin(st), mapErr(derr)
 			}

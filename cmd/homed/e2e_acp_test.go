@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/kerneltest"
 )
 
 // The ACP issue's end-to-end test: the official ACP TypeScript client
@@ -134,7 +135,9 @@ type acpReport struct {
 		acpConfig
 	} `json:"newSession"`
 	Hello, Tool, Allow, Reject, Cancel, AfterCancel, Always1, Always2, Always3 acpTurn
-	NoFs, FsRead, FsWrite, FsOutside                                           acpTurn
+	NoFs, FsRead, FsWrite, FsOutside, McpEcho, McpElsewhere                    acpTurn
+	McpSession                                                                 string                                   `json:"mcpSession"`
+	McpHTTP                                                                    acpError                                 `json:"mcpHttp"`
 	FsCalls                                                                    []struct{ Method, Path, Content string } `json:"fsCalls"`
 	Files                                                                      map[string]string                        `json:"files"`
 	BadModel                                                                   acpError                                 `json:"badModel"`
@@ -165,6 +168,7 @@ func TestACPEditorEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake := startFakeOpenAI(t)
+	everything := kerneltest.NPMPeer(t, "@modelcontextprotocol/server-everything")
 
 	// No kernel yet: waiter acp says so on stderr, with the fix, and exits non-zero.
 	out, errOut, code := e.waiter("", nil, "acp")
@@ -188,7 +192,7 @@ func TestACPEditorEndToEnd(t *testing.T) {
 	}
 
 	start := time.Now()
-	cmd := exec.Command("node", filepath.Join(peer, "editor.mjs"), filepath.Join(binDir, "waiter"), project, other)
+	cmd := exec.Command("node", filepath.Join(peer, "editor.mjs"), filepath.Join(binDir, "waiter"), project, other, everything)
 	cmd.Env = e.environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -329,6 +333,31 @@ func TestACPEditorEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("fs through the editor", func(t *testing.T) { fsThroughTheEditor(t, rep, project, fake) })
+	t.Run("the editor's MCP servers", func(t *testing.T) {
+		if got := rep.McpEcho.message(); !strings.Contains(got, "from the editor") || !strings.HasPrefix(got, "DONE ") {
+			t.Fatalf("the session's MCP server: %q %+v", got, rep.McpEcho.Updates)
+		}
+		if got := rep.McpElsewhere.message(); got != "NOTOOL echo" {
+			t.Fatalf("another session saw the MCP server's tool: %q", got)
+		}
+		if rep.McpHTTP.Error == nil || !strings.Contains(*rep.McpHTTP.Error, "only stdio servers") {
+			t.Fatalf("an http MCP server: %+v", rep.McpHTTP)
+		}
+		// waiter acp removed the session's server when the editor stopped it.
+		out, errOut, code := e.waiter("", nil, "plugin", "list", "--json")
+		if code != 0 {
+			t.Fatalf("plugin list: %d %s", code, errOut)
+		}
+		var list []client.Plugin
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range list {
+			if strings.HasPrefix(p.Name, "acp-") {
+				t.Fatalf("the editor's MCP server outlived its editor: %+v", p)
+			}
+		}
+	})
 	t.Run("unknown session", func(t *testing.T) {
 		if rep.UnknownSession.Error == nil || rep.UnknownSession.Code != -32002 {
 			t.Fatalf("%+v", rep.UnknownSession)
@@ -338,7 +367,7 @@ func TestACPEditorEndToEnd(t *testing.T) {
 		if got := rep.List.ids(); len(got) != 1 || got[0] != sid || rep.List.Sessions[0].Cwd != project {
 			t.Fatalf("session/list of the project: %+v", rep.List)
 		}
-		if got := rep.ListAll.ids(); len(got) != 2 || !contains(got, sid) || !contains(got, rep.OtherSession) {
+		if got := rep.ListAll.ids(); len(got) != 3 || !contains(got, sid) || !contains(got, rep.OtherSession) || !contains(got, rep.McpSession) {
 			t.Fatalf("session/list: %+v", rep.ListAll)
 		}
 		var kinds []string
@@ -355,7 +384,7 @@ func TestACPEditorEndToEnd(t *testing.T) {
 				agent = append(agent, u.text())
 			}
 		}
-		if len(user) != 8 || user[0] != "hello editor" || agent[0] != "PONG hello editor" || !contains(kinds, "tool_call") || !contains(kinds, "tool_call_update") {
+		if len(user) != 9 || user[0] != "hello editor" || agent[0] != "PONG hello editor" || !contains(kinds, "tool_call") || !contains(kinds, "tool_call_update") {
 			t.Fatalf("session/load replay: kinds %v, user %q, agent %q", kinds, user, agent)
 		}
 	})

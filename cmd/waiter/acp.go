@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/hologramagent/hologram/cmd/waiter/internal/acp"
@@ -65,9 +67,16 @@ func (a *app) acp(ctx context.Context, args []string) error {
 		return fmt.Errorf("acp: no kernel answers on %s: %w\n"+
 			"start one with `homed` (or the desktop app, `hologram`), or point waiter at it with --socket PATH or --remote URL", a.opts.Socket, err)
 	}
+	// An editor stops its agent with SIGTERM (or closes stdin): either way the session's MCP
+	// servers are removed before waiter exits.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ag := acp.New(svc, acp.OpenPermissions(permissionsPath(a.getenv)), acp.Options{Remote: a.opts.URL != "", Version: buildVersion(), Log: log})
-	return ag.Serve(ctx, a.stdin, a.stdout)
+	if err := ag.Serve(ctx, a.stdin, a.stdout); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
 
 // permissionsPath is where the "always" answers live: $XDG_CONFIG_HOME/hologram/acp-permissions.json.

@@ -154,6 +154,10 @@ type PluginConfig struct {
 	// sessions only) or "any" (groups', end users' and public sessions too). Native plugins
 	// declare theirs per tool in plugin.json.
 	Visibility string `json:"visibility,omitempty"`
+	// Session, when set, scopes the plugin to one of the owner's sessions (an editor's MCP
+	// server, added by waiter acp): it is not remembered, its tools are offered in that session
+	// only, and its client removes it when the session ends.
+	Session string `json:"session,omitempty"`
 }
 
 // Plugin is a plugin as listed.

@@ -15,6 +15,7 @@
 //   - the turn's approvals → session/request_permission; "always" answers are kept per project
 //     ([Permissions]);
 //   - session/set_config_option "model" → the session's model;
+//   - the editor's mcpServers → plugins of that session, removed when the editor goes (mcp.go);
 //   - the editor's fs capabilities → client-executed tools of each turn (clienttools.go).
 //
 // The package imports kernel/client only, never the kernel (waiter links no SQLite).
@@ -60,6 +61,9 @@ type Kernel interface {
 	Providers(ctx context.Context) ([]client.Provider, error)
 	AnswerApproval(ctx context.Context, id string, approve bool) (client.Approval, error)
 	AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error
+	AddPlugin(ctx context.Context, p client.PluginConfig) (client.Plugin, error)
+	PluginAction(ctx context.Context, name, action string) (client.Plugin, error)
+	DeleteSession(ctx context.Context, id string, forget bool) (client.SessionDeleted, error)
 }
 
 // Options configure an [Agent].
@@ -81,9 +85,12 @@ type Agent struct {
 	opts  Options
 	conn  *sdk.AgentSideConnection
 
+	connID string // names this connection's session plugins (mcp.go)
+
 	mu       sync.Mutex
 	sessions map[string]*session
 	caps     sdk.ClientCapabilities
+	plugins  []string // the editor's MCP servers added as session plugins, removed at the end
 }
 
 // session is an ACP session this connection created or loaded.
@@ -100,13 +107,21 @@ func New(k Kernel, perms *Permissions, opts Options) *Agent {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Agent{k: k, perms: perms, opts: opts, sessions: map[string]*session{}}
+	return &Agent{k: k, perms: perms, opts: opts, sessions: map[string]*session{}, connID: newConnID()}
 }
 
-// Serve speaks ACP on r/w until the editor closes its end or ctx ends.
+// Serve speaks ACP on r/w until the editor closes its end or ctx ends; then the editor's MCP
+// servers stop.
 func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	a.conn = sdk.NewAgentSideConnection(a, w, r)
 	a.conn.SetLogger(a.opts.Log)
+	defer func() {
+		a.mu.Lock()
+		names := a.plugins
+		a.plugins = nil
+		a.mu.Unlock()
+		a.removePlugins(names)
+	}()
 	select {
 	case <-a.conn.Done():
 		return nil
@@ -135,6 +150,7 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			LoadSession:         true,
 			PromptCapabilities:  sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
+			McpCapabilities:     sdk.McpCapabilities{}, // stdio servers only (mcp.go)
 		},
 	}, nil
 }
@@ -155,31 +171,24 @@ func checkCwd(cwd string) (string, error) {
 	return filepath.Clean(cwd), nil
 }
 
-// refuseMCP refuses the editor's MCP servers where the bridge cannot start them.
-func (a *Agent) refuseMCP(servers []sdk.McpServer) error {
-	if len(servers) == 0 {
-		return nil
-	}
-	if a.opts.Remote {
-		return sdk.NewInvalidParams(map[string]any{"error": "the editor's MCP servers cannot run on a remote kernel (waiter acp --remote): " +
-			"add them on the kernel's machine with `waiter plugin add`, or connect over the local socket"})
-	}
-	return sdk.NewInvalidParams(map[string]any{"error": "session-scoped MCP servers from the editor are not supported yet: " +
-		"add them to the agent with `waiter plugin add NAME --command ...` and start the session without mcpServers"})
-}
-
 // NewSession implements sdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	cwd, err := checkCwd(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	if err := a.refuseMCP(p.McpServers); err != nil {
+	if err := a.checkMCP(p.McpServers); err != nil { // mcp.go
 		return sdk.NewSessionResponse{}, err
 	}
 	s, err := a.k.CreateSession(ctx, client.Session{Title: "Editor: " + filepath.Base(cwd), Channel: Channel, Partner: cwd})
 	if err != nil {
 		return sdk.NewSessionResponse{}, fmt.Errorf("new session: %w", err)
+	}
+	if err := a.startMCP(ctx, s.ID, p.McpServers); err != nil {
+		if _, derr := a.k.DeleteSession(context.WithoutCancel(ctx), s.ID, true); derr != nil { // nothing happened in it
+			a.opts.Log.Warn("acp: remove the session whose MCP servers failed", "session", s.ID, "err", derr)
+		}
+		return sdk.NewSessionResponse{}, err
 	}
 	sess := &session{id: s.ID, cwd: cwd, model: s.Model}
 	a.mu.Lock()
@@ -212,15 +221,18 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	if err := a.refuseMCP(p.McpServers); err != nil {
-		return sdk.LoadSessionResponse{}, err
-	}
 	ks, err := a.findSession(ctx, string(p.SessionId))
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
 	if ks.Scope != "" && ks.Scope != "private" {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session %q is a %s session, not the owner's", ks.ID, ks.Scope)})
+	}
+	if err := a.checkMCP(p.McpServers); err != nil { // mcp.go
+		return sdk.LoadSessionResponse{}, err
+	}
+	if err := a.startMCP(ctx, ks.ID, p.McpServers); err != nil {
+		return sdk.LoadSessionResponse{}, err
 	}
 	hist, err := a.k.History(ctx, ks.ID, historyLimit)
 	if err != nil {

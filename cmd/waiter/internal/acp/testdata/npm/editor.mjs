@@ -3,12 +3,12 @@
 // `$WAITER acp` as editors do, runs the steps below and prints one JSON report on stdout; the Go
 // test checks it. Any protocol error ends it with exit 1 and the error on stderr.
 //
-// usage: node editor.mjs WAITER PROJECT_DIR OTHER_DIR
+// usage: node editor.mjs WAITER PROJECT_DIR OTHER_DIR MCP_SERVER_JS
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
-const [waiter, project, other] = process.argv.slice(2);
+const [waiter, project, other, mcpServer] = process.argv.slice(2);
 
 // connect starts one waiter acp and runs op(agent, state) on it; state collects what it saw.
 async function connect(op) {
@@ -42,7 +42,12 @@ async function connect(op) {
   try {
     return await app.connectWith(stream, (agent) => op(agent, state));
   } finally {
-    child.kill();
+    // As editors do: SIGTERM, then wait for the agent to exit (it removes the session's MCP servers).
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill();
+      await exited;
+    }
   }
 }
 
@@ -95,6 +100,20 @@ await connect(async (agent, state) => {
   const o = await agent.request("session/new", { cwd: other, mcpServers: [] });
   report.otherSession = o.sessionId;
   report.noFs = await turn(agent, state, o.sessionId, 'CALL editor_read_file {"path":"main.go"}');
+  // The editor's MCP server runs for its session only.
+  const m = await agent.request("session/new", {
+    cwd: other,
+    mcpServers: [{ name: "everything", command: "node", args: [mcpServer, "stdio"], env: [{ name: "FROM_EDITOR", value: "1" }] }],
+  });
+  report.mcpSession = m.sessionId;
+  report.mcpEcho = await turn(agent, state, m.sessionId, 'CALL echo {"message":"from the editor"}');
+  report.mcpElsewhere = await turn(agent, state, sid, 'CALL echo {"message":"elsewhere"}');
+  try {
+    await agent.request("session/new", { cwd: other, mcpServers: [{ type: "http", name: "web", url: "http://127.0.0.1:1/mcp", headers: [] }] });
+    report.mcpHttp = { error: null };
+  } catch (e) {
+    report.mcpHttp = { error: e.message + " " + JSON.stringify(e.data ?? null), code: e.code };
+  }
   try {
     await agent.request("session/prompt", { sessionId: "s-not-open", prompt: [{ type: "text", text: "x" }] });
     report.unknownSession = { error: null };
