@@ -115,8 +115,6 @@ type Kernel struct {
 	plugins *plugins // the plugin host and its tools (plugins.go)
 	ocr     *ocr.Lazy
 
-	sessionPlugins sessionPlugins // plugins added for one session (sessionplugins.go)
-
 	provMu    sync.Mutex
 	providers []ProviderSettings // sorted by priority, name; keys opened
 	built     map[string]llm.Provider
@@ -196,7 +194,6 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		HistoryLimit: cfg.Agent.HistoryLimit,
 		ToolWindow:   toolwin.Options{MaxTools: cfg.Agent.MaxTools},
 		// The session's visibility (the security issue) goes in MayCall; nil offers every tool.
-		MayCall:        k.mayCallTool, // a session's own plugins only in that session (sessionplugins.go)
 		MaxResultBytes: cfg.Agent.MaxResultBytes,
 	})
 	if err := k.agent.AddTool(agent.TimeNow(deps.Clock), "builtin"); err != nil {

@@ -240,8 +240,10 @@ func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (clien
 	if err := validatePlugin(c); err != nil {
 		return client.Plugin{}, err
 	}
-	if err := k.checkSessionPlugin(ctx, c); err != nil { // sessionplugins.go
-		return client.Plugin{}, err
+	if c.Session != "" { // a session's own plugin (an editor's MCP server): the owner's session, started at once
+		if s, err := k.store.GetSession(ctx, c.Session); err != nil || !agent.OwnerScope(s.Scope) || c.Disabled {
+			return client.Plugin{}, invalid("plugin %s: session %q must be one of the owner's, and a session's plugin starts enabled", c.Name, c.Session)
+		}
 	}
 	p := k.plugins
 	if _, ok := p.config[c.Name]; ok {
@@ -261,11 +263,11 @@ func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (clien
 			return client.Plugin{}, mapErr(err)
 		}
 	} else {
-		k.sessionPlugins.set(c.Name, c.Session) // before its tools register
+		k.agent.ScopeSource(c.Name, c.Session) // before its tools register
 	}
 	st, err := p.host.Add(ctx, toSpec(c))
 	if err != nil {
-		k.sessionPlugins.remove(c.Name)
+		k.agent.ScopeSource(c.Name, "")
 		if derr := k.store.DeleteSetting(context.WithoutCancel(ctx), pluginPrefix+c.Name); derr != nil && !errors.Is(derr, memory.ErrNotFound) {
 			k.log.Warn("plugin setting not removed", "plugin", c.Name, "err", derr)
 		}
@@ -312,7 +314,7 @@ func (k pluginRole) PluginAction(ctx context.Context, name, action string) (clie
 		defer p.mu.Unlock()
 		st, err = p.host.Remove(ctx, name)
 		if err == nil {
-			k.sessionPlugins.remove(name)
+			k.agent.ScopeSource(name, "")
 			if derr := k.store.DeleteSetting(ctx, pluginPrefix+name); derr != nil && !errors.Is(derr, memory.ErrNotFound) {
 				return toClientPlugin(st), mapErr(derr)
 			}

@@ -124,13 +124,18 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if err != nil {
 		return client.ChatResult{}, err
 	}
-	ctools, hide, err := clientTools(req, sess.Scope) // clienttools.go
-	if err != nil {
-		return client.ChatResult{}, err
+	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks,
+		HideTools: req.HideTools}
+	for _, t := range req.ClientTools { // tools the client runs itself (docs/api.md, client-executed tools)
+		tr.ClientTools = append(tr.ClientTools, agent.ClientTool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	if err := agent.CheckClientTools(tr.ClientTools, tr.HideTools); err != nil {
+		return client.ChatResult{}, invalid("%v", err)
+	} else if len(tr.ClientTools)+len(tr.HideTools) > 0 && !agent.OwnerScope(sess.Scope) {
+		return client.ChatResult{}, invalid("client tools and hidden tools are for the owner's sessions only (this one's scope is %s)", sess.Scope)
 	}
 	k.ocr.Blocks(ctx, blocks)
-	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
-		Blocks: blocks, ClientTools: ctools, HideTools: hide}, emit)
+	return k.runTurn(ctx, tr, emit)
 }
 
 // attachmentBlocks validates a chat's attachments and turns them into new blocks.
@@ -252,6 +257,17 @@ func (k chatRole) Cancel(ctx context.Context, turnID string) error {
 		return fmt.Errorf("%w: no running turn %q", client.ErrNotFound, turnID)
 	}
 	t.cancel(context.Canceled)
+	return nil
+}
+
+// AnswerToolCall implements client.Service: a client's answer to a call of its own tool.
+func (k chatRole) AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error {
+	err := k.agent.AnswerClientCall(turnID, callID, agent.ClientAnswer{Content: sanitize(a.Content), IsError: a.IsError})
+	if errors.Is(err, agent.ErrNoClientCall) {
+		return fmt.Errorf("%w: %w", client.ErrNotFound, err)
+	} else if err != nil {
+		return invalid("%v", err)
+	}
 	return nil
 }
 

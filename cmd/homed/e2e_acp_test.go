@@ -136,16 +136,18 @@ type acpReport struct {
 	} `json:"newSession"`
 	Hello, Tool, Allow, Reject, Cancel, AfterCancel, Always1, Always2, Always3 acpTurn
 	NoFs, FsRead, FsWrite, FsOutside, McpEcho, McpElsewhere                    acpTurn
-	McpSession                                                                 string                                   `json:"mcpSession"`
-	McpHTTP                                                                    acpError                                 `json:"mcpHttp"`
-	FsCalls                                                                    []struct{ Method, Path, Content string } `json:"fsCalls"`
-	Files                                                                      map[string]string                        `json:"files"`
-	BadModel                                                                   acpError                                 `json:"badModel"`
-	SetModel                                                                   acpConfig                                `json:"setModel"`
-	OtherSession                                                               string                                   `json:"otherSession"`
-	UnknownSession                                                             acpError                                 `json:"unknownSession"`
-	List, ListAll                                                              acpSessions                              `json:"-"`
-	Replay                                                                     []acpUpdate                              `json:"replay"`
+	TermRun, TermReject, TermShell                                             acpTurn
+	TermCalls                                                                  []struct{ Method, ID, Command, Cwd string } `json:"termCalls"`
+	McpSession                                                                 string                                      `json:"mcpSession"`
+	McpHTTP                                                                    acpError                                    `json:"mcpHttp"`
+	FsCalls                                                                    []struct{ Method, Path, Content string }    `json:"fsCalls"`
+	Files                                                                      map[string]string                           `json:"files"`
+	BadModel                                                                   acpError                                    `json:"badModel"`
+	SetModel                                                                   acpConfig                                   `json:"setModel"`
+	OtherSession                                                               string                                      `json:"otherSession"`
+	UnknownSession                                                             acpError                                    `json:"unknownSession"`
+	List, ListAll                                                              acpSessions                                 `json:"-"`
+	Replay                                                                     []acpUpdate                                 `json:"replay"`
 }
 
 func TestACPEditorEndToEnd(t *testing.T) {
@@ -333,6 +335,30 @@ func TestACPEditorEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("fs through the editor", func(t *testing.T) { fsThroughTheEditor(t, rep, project, fake) })
+	t.Run("commands in the editor's terminal", func(t *testing.T) {
+		if len(rep.TermRun.Permissions) != 1 || !strings.Contains(rep.TermRun.Permissions[0].ToolCall.Title, "$ echo from the terminal") {
+			t.Fatalf("the permission: %+v", rep.TermRun.Permissions)
+		}
+		if got := rep.TermRun.message(); !strings.HasPrefix(got, "DONE $ echo from the terminal") || !strings.Contains(got, "exit 0") || !strings.Contains(got, "from the terminal\n") {
+			t.Fatalf("run in the terminal: %q", got)
+		}
+		sawTerminal := false
+		for _, u := range rep.TermRun.of("tool_call_update") {
+			sawTerminal = sawTerminal || strings.Contains(string(u.Update.Content), `"terminalId":"term-1"`)
+		}
+		if !sawTerminal {
+			t.Fatalf("the tool call did not show the terminal: %+v", rep.TermRun.Updates)
+		}
+		if got := rep.TermReject.message(); !strings.Contains(got, "not run: denied") {
+			t.Fatalf("a rejected command: %q", got)
+		}
+		if got := rep.TermShell.message(); got != "NOTOOL shell_run" {
+			t.Fatalf("the shell plugin was offered beside the editor's terminal: %q", got)
+		}
+		if len(rep.TermCalls) != 2 || rep.TermCalls[0].Method != "create" || rep.TermCalls[0].Cwd != project || rep.TermCalls[1].Method != "release" {
+			t.Fatalf("the editor's terminal requests: %+v", rep.TermCalls)
+		}
+	})
 	t.Run("the editor's MCP servers", func(t *testing.T) {
 		if got := rep.McpEcho.message(); !strings.Contains(got, "from the editor") || !strings.HasPrefix(got, "DONE ") {
 			t.Fatalf("the session's MCP server: %q %+v", got, rep.McpEcho.Updates)

@@ -117,31 +117,77 @@ func (c clientTool) Run(ctx context.Context, args json.RawMessage) (string, erro
 // callIDKey carries the running call's id to its tool (client tools need it).
 type callIDKey struct{}
 
-// clientEntries checks a turn's client tools and returns them as tool entries.
-func (t *turn) clientEntries() (map[string]toolEntry, error) {
-	if len(t.req.ClientTools) == 0 {
-		return nil, nil
+// maxHiddenTools bounds a turn's HideTools.
+const maxHiddenTools = 256
+
+// CheckClientTools reports what is wrong with a turn's client tools and hidden tools: too many,
+// a bad or repeated name, parameters that are not a JSON Schema object.
+func CheckClientTools(tools []ClientTool, hide []string) error {
+	_, err := clientSpecs(tools, hide, nil)
+	return err
+}
+
+// clientSpecs checks tools and returns their specs, normalized by norm when it is not nil.
+func clientSpecs(tools []ClientTool, hide []string, norm func(llm.Tool, string) (llm.Tool, error)) ([]llm.Tool, error) {
+	if len(tools) > MaxClientTools {
+		return nil, fmt.Errorf("%d client tools, at most %d", len(tools), MaxClientTools)
 	}
-	if len(t.req.ClientTools) > MaxClientTools {
-		return nil, fmt.Errorf("%d client tools, at most %d", len(t.req.ClientTools), MaxClientTools)
+	if len(hide) > maxHiddenTools {
+		return nil, fmt.Errorf("%d hidden tools, at most %d", len(hide), maxHiddenTools)
 	}
-	out := make(map[string]toolEntry, len(t.req.ClientTools))
-	for i, ct := range t.req.ClientTools {
+	if norm == nil {
+		norm = func(t llm.Tool, _ string) (llm.Tool, error) { t, _, err := llm.NormalizeTool(t); return t, err }
+	}
+	seen := map[string]bool{}
+	specs := make([]llm.Tool, 0, len(tools))
+	for i, ct := range tools {
 		if !clientToolName.MatchString(ct.Name) {
 			return nil, fmt.Errorf("client tool %d: name %q must match ^[a-zA-Z0-9_-]{1,64}$", i+1, ct.Name)
 		}
-		if _, dup := out[ct.Name]; dup {
+		if seen[ct.Name] {
 			return nil, fmt.Errorf("client tool %q is given twice", ct.Name)
 		}
+		seen[ct.Name] = true
 		params := ct.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		spec, err := t.a.normalize(llm.Tool{Name: ct.Name, Description: ct.Description, Parameters: params}, "client")
+		spec, err := norm(llm.Tool{Name: ct.Name, Description: ct.Description, Parameters: params}, "client")
 		if err != nil {
 			return nil, fmt.Errorf("client tool %q: %w", ct.Name, err)
 		}
-		out[ct.Name] = toolEntry{tool: clientTool{a: t.a, turn: t.req.TurnID, spec: spec, emit: t.emit}, spec: spec, source: "client", vis: VisibilityOwner}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+// clientEntries checks a turn's client tools and returns them as tool entries.
+func (t *turn) clientEntries() (map[string]toolEntry, error) {
+	if len(t.req.ClientTools) == 0 && len(t.req.HideTools) == 0 {
+		return nil, nil
+	}
+	specs, err := clientSpecs(t.req.ClientTools, t.req.HideTools, t.a.normalize)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]toolEntry, len(specs))
+	for _, spec := range specs {
+		out[spec.Name] = toolEntry{tool: clientTool{a: t.a, turn: t.req.TurnID, spec: spec, emit: t.emit}, spec: spec, source: "client", vis: VisibilityOwner}
 	}
 	return out, nil
+}
+
+// ScopeSource makes the tools of source (a plugin) offered in session only; "" unscopes it.
+// The kernel scopes the plugins a client adds for one session (an editor's MCP servers).
+func (a *Agent) ScopeSource(source, session string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.scoped == nil {
+		a.scoped = map[string]string{}
+	}
+	if session == "" {
+		delete(a.scoped, source)
+		return
+	}
+	a.scoped[source] = session
 }

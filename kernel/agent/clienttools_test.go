@@ -126,3 +126,39 @@ func TestClientToolsOffered(t *testing.T) {
 		t.Fatalf("offered %v", names)
 	}
 }
+
+// TestScopeSource: a source's tools scoped to a session are offered there only, and a call to
+// one from another session is an unknown tool.
+func TestScopeSource(t *testing.T) {
+	cases := []struct {
+		name, scopedTo string
+		wantOffered    bool
+	}{
+		{"unscoped", "", true},
+		{"this session", testSession, true},
+		{"another session", "s2", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Options{}, calls(call("c1", "mcp_echo", `{}`)), text("ok"))
+			if err := h.a.AddTool(echoTool("mcp_echo", false), "acp-1-everything"); err != nil {
+				t.Fatal(err)
+			}
+			h.a.ScopeSource("acp-1-everything", c.scopedTo)
+			if _, err := h.run(context.Background(), "go"); err != nil {
+				t.Fatal(err)
+			}
+			offered := false
+			for _, tl := range h.prov.requests()[0].Tools {
+				offered = offered || tl.Name == "mcp_echo"
+			}
+			tev := h.store.toolEvents()
+			if offered != c.wantOffered || len(tev) != 1 || (tev[0].ToolStatus == StatusOK) != c.wantOffered {
+				t.Fatalf("offered %v, result %+v", offered, tev)
+			}
+			if !c.wantOffered && !strings.Contains(tev[0].Content, "unknown tool mcp_echo") {
+				t.Fatalf("the call from another session: %q", tev[0].Content)
+			}
+		})
+	}
+}

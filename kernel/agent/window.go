@@ -66,7 +66,7 @@ func (tt *turnTools) use(names ...string) {
 // that may run in this round (every visible one, sent or not) and the specs to send.
 func (t *turn) window(ctx context.Context, text string, maxTools int) (map[string]toolEntry, []llm.Tool) {
 	a := t.a
-	all, offered := a.toolSnapshot(t.req.Scope) // the tools the session's scope may call
+	all, offered := a.toolSnapshot(t.req.Scope, t.req.Session) // the tools the session's scope may call
 	refused := func(e toolEntry) bool {
 		return a.opts.MayCall != nil && !a.opts.MayCall(ctx, t.req, ToolInfo{Spec: e.spec, ParallelSafe: e.tool.ParallelSafe(), Source: e.source})
 	}

@@ -187,9 +187,10 @@ func TestEditorTools(t *testing.T) {
 		hidden    bool
 	}{
 		{sdk.ClientCapabilities{}, "", false},
-		{sdk.ClientCapabilities{Terminal: true}, "", false},
+		{sdk.ClientCapabilities{Terminal: true}, toolRun, true},
 		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true}}, toolReadFile, true},
 		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}, toolReadFile + "," + toolWriteFile, true},
+		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{WriteTextFile: true}, Terminal: true}, toolWriteFile + "," + toolRun, true},
 	}
 	for _, c := range cases {
 		tools, hide := editorTools(c.caps)

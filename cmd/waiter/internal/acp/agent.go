@@ -537,7 +537,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ans := a.runEditorTool(ctx, p.SessionId, s.cwd, tool)
+					ans := a.runEditorTool(ctx, s, p.SessionId, tool)
 					if err := a.k.AnswerToolCall(uctx, turn, tool.ID, ans); err != nil && !errors.Is(err, client.ErrNotFound) {
 						a.opts.Log.Warn("acp: answer tool call", "tool", tool.Name, "err", err)
 					}
@@ -591,24 +591,32 @@ func approvalKind(ap client.Approval) string { return ap.Plugin + ": " + ap.Titl
 // askPermission answers one approval: by a kept rule of the project, else by asking the editor.
 func (a *Agent) askPermission(ctx context.Context, s *session, sid sdk.SessionId, tool client.ToolEvent, ap client.Approval) {
 	actx := context.WithoutCancel(ctx)
-	kind := approvalKind(ap)
+	title := ap.Title
+	if ap.Detail != "" {
+		title += ": " + ap.Detail
+	}
+	id := tool.ID
+	if id == "" {
+		id = ap.ID
+	}
+	decision := a.decide(ctx, s, sid, id, tool.Name, approvalKind(ap), title)
+	if _, err := a.k.AnswerApproval(actx, ap.ID, decision == Allow); err != nil && !errors.Is(err, client.ErrNotFound) {
+		a.opts.Log.Warn("acp: answer approval", "id", ap.ID, "err", err)
+	}
+}
+
+// decide returns Allow or Reject for one action of a kind: by a kept rule of the project, else by
+// asking the editor (session/request_permission); "always" answers are kept.
+func (a *Agent) decide(ctx context.Context, s *session, sid sdk.SessionId, id, toolName, kind, title string) string {
 	decision, err := a.perms.Lookup(s.cwd, kind)
 	if err != nil {
 		a.opts.Log.Warn("acp: permissions", "err", err)
 	}
 	if decision == "" {
-		title := ap.Title
-		if ap.Detail != "" {
-			title += ": " + ap.Detail
-		}
-		id := tool.ID
-		if id == "" {
-			id = ap.ID
-		}
 		pending := sdk.ToolCallStatusPending
 		resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: sid,
-			ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Title: &title, Status: &pending, Kind: sdk.Ptr(toolKind(tool.Name))},
+			ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Title: &title, Status: &pending, Kind: sdk.Ptr(toolKind(toolName))},
 			Options: []sdk.PermissionOption{
 				{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce},
 				{OptionId: optAllowAlways, Name: "Always allow in this project", Kind: sdk.PermissionOptionKindAllowAlways},
@@ -638,9 +646,7 @@ func (a *Agent) askPermission(ctx context.Context, s *session, sid sdk.SessionId
 			}
 		}
 	}
-	if _, err := a.k.AnswerApproval(actx, ap.ID, decision == Allow); err != nil && !errors.Is(err, client.ErrNotFound) {
-		a.opts.Log.Warn("acp: answer approval", "id", ap.ID, "err", err)
-	}
+	return decision
 }
 
 // toolKind guesses the ACP kind of a tool from its name.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -22,7 +23,20 @@ import (
 const (
 	toolReadFile  = "editor_read_file"
 	toolWriteFile = "editor_write_file"
+	toolRun       = "editor_run"
 )
+
+// runKind names the editor's commands in the project's kept answers.
+const runKind = "editor: Run a command"
+
+// Bounds of a command run in the editor's terminal.
+const (
+	runOutputLimit = 256 << 10
+	runTimeout     = 10 * time.Minute
+)
+
+// shellTools are the built-in shell plugin's tools, hidden when the editor's terminal runs commands.
+var shellTools = []string{"shell_run", "shell_allowed"}
 
 // filesTools are the built-in files plugin's tools, hidden when the editor's stand in for them.
 var filesTools = []string{"files_read", "files_write", "files_list", "files_search"}
@@ -47,10 +61,21 @@ func editorTools(caps sdk.ClientCapabilities) ([]client.ClientTool, []string) {
 				`"path":{"type":"string","description":"the file, relative to the project or absolute inside it"},` +
 				`"content":{"type":"string","description":"the whole new content"}},"required":["path","content"]}`)})
 	}
-	if len(tools) == 0 {
-		return nil, nil
+	var hide []string
+	if len(tools) > 0 {
+		hide = append(hide, filesTools...)
 	}
-	return tools, filesTools
+	if caps.Terminal {
+		tools = append(tools, client.ClientTool{Name: toolRun,
+			Description: "Run a program in the editor's terminal, in the project (or a directory inside it), after the owner's approval; " +
+				"returns its exit code and output (at most 256 KiB, the end kept).",
+			Parameters: json.RawMessage(`{"type":"object","properties":{` +
+				`"command":{"type":"string","description":"the program, e.g. go or ./build.sh"},` +
+				`"args":{"type":"array","items":{"type":"string"},"description":"its arguments"},` +
+				`"cwd":{"type":"string","description":"directory, relative to the project or absolute inside it (default: the project)"}},"required":["command"]}`)})
+		hide = append(hide, shellTools...)
+	}
+	return tools, hide
 }
 
 // projectPath resolves p inside the project dir: the absolute path the editor is asked for.
@@ -73,7 +98,11 @@ func projectPath(cwd, p string) (string, error) {
 }
 
 // runEditorTool runs one call of an editor tool through the editor and returns its answer.
-func (a *Agent) runEditorTool(ctx context.Context, sid sdk.SessionId, cwd string, t client.ToolEvent) client.ToolAnswer {
+func (a *Agent) runEditorTool(ctx context.Context, s *session, sid sdk.SessionId, t client.ToolEvent) client.ToolAnswer {
+	if t.Name == toolRun {
+		return a.runInTerminal(ctx, s, sid, t)
+	}
+	cwd := s.cwd
 	fail := func(format string, args ...any) client.ToolAnswer {
 		return client.ToolAnswer{Content: fmt.Sprintf(format, args...), IsError: true}
 	}
@@ -117,3 +146,76 @@ func (a *Agent) runEditorTool(ctx context.Context, sid sdk.SessionId, cwd string
 
 // maxEditorFile bounds one read through the editor (the kernel's limit for an answer).
 const maxEditorFile = 2 << 20
+
+// runInTerminal runs editor_run: the owner's approval (kept rules first), then the command in a
+// terminal of the editor, shown in the tool call, its output returned and the terminal released.
+func (a *Agent) runInTerminal(ctx context.Context, s *session, sid sdk.SessionId, t client.ToolEvent) client.ToolAnswer {
+	fail := func(format string, args ...any) client.ToolAnswer {
+		return client.ToolAnswer{Content: fmt.Sprintf(format, args...), IsError: true}
+	}
+	var args struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+		Cwd     string   `json:"cwd"`
+	}
+	if err := json.Unmarshal([]byte(t.Arguments), &args); err != nil {
+		return fail("bad arguments: %v", err)
+	}
+	if strings.TrimSpace(args.Command) == "" {
+		return fail("command is empty")
+	}
+	dir := s.cwd
+	if args.Cwd != "" {
+		var err error
+		if dir, err = projectPath(s.cwd, args.Cwd); err != nil {
+			return fail("%v", err)
+		}
+	}
+	shown := strings.TrimSpace(args.Command + " " + strings.Join(args.Args, " "))
+	if a.decide(ctx, s, sid, t.ID, t.Name, runKind, fmt.Sprintf("Run a command: $ %s\nin %s", shown, dir)) != Allow {
+		return fail("not run: denied by the owner")
+	}
+	rctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	limit := runOutputLimit
+	term, err := a.conn.CreateTerminal(rctx, sdk.CreateTerminalRequest{SessionId: sid, Command: args.Command, Args: args.Args, Cwd: &dir, OutputByteLimit: &limit})
+	if err != nil {
+		return fail("the editor could not start %s: %v", args.Command, err)
+	}
+	uctx := context.WithoutCancel(ctx)
+	defer func() {
+		if _, err := a.conn.ReleaseTerminal(uctx, sdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: term.TerminalId}); err != nil {
+			a.opts.Log.Warn("acp: release terminal", "err", err)
+		}
+	}()
+	if err := a.conn.SessionUpdate(uctx, sdk.SessionNotification{SessionId: sid, Update: sdk.UpdateToolCall(sdk.ToolCallId(t.ID),
+		sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(term.TerminalId)}))}); err != nil {
+		a.opts.Log.Warn("acp: session/update", "err", err)
+	}
+	exit, err := a.conn.WaitForTerminalExit(rctx, sdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: term.TerminalId})
+	if err != nil {
+		if _, kerr := a.conn.KillTerminal(uctx, sdk.KillTerminalRequest{SessionId: sid, TerminalId: term.TerminalId}); kerr != nil {
+			a.opts.Log.Warn("acp: kill terminal", "err", kerr)
+		}
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return fail("timeout: %s did not finish within %s (killed)", shown, runTimeout)
+		}
+		return fail("%s: %v", shown, err)
+	}
+	out, err := a.conn.TerminalOutput(uctx, sdk.TerminalOutputRequest{SessionId: sid, TerminalId: term.TerminalId})
+	if err != nil {
+		return fail("%s: the editor gave no output: %v", shown, err)
+	}
+	status := "exit ?"
+	switch {
+	case exit.ExitCode != nil:
+		status = fmt.Sprintf("exit %d", *exit.ExitCode)
+	case exit.Signal != nil:
+		status = "killed by " + *exit.Signal
+	}
+	text := fmt.Sprintf("$ %s\n(in %s, the editor's terminal) %s\n%s", shown, dir, status, out.Output)
+	if out.Truncated {
+		text += "\n(output cut to its last 256 KiB)"
+	}
+	return client.ToolAnswer{Content: text}
+}

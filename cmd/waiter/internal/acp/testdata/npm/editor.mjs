@@ -4,7 +4,7 @@
 // test checks it. Any protocol error ends it with exit 1 and the error on stderr.
 //
 // usage: node editor.mjs WAITER PROJECT_DIR OTHER_DIR MCP_SERVER_JS
-import { spawn } from "node:child_process";
+import { spawn, execFile } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
@@ -13,7 +13,7 @@ const [waiter, project, other, mcpServer] = process.argv.slice(2);
 // connect starts one waiter acp and runs op(agent, state) on it; state collects what it saw.
 async function connect(op) {
   const child = spawn(waiter, ["acp"], { stdio: ["pipe", "pipe", "inherit"] });
-  const state = { updates: [], permissions: [], answer: null, files: {}, fsCalls: [] };
+  const state = { updates: [], permissions: [], answer: null, files: {}, fsCalls: [], terminals: {}, termCalls: [] };
   const app = acp
     .client()
     .onNotification("session/update", (ctx) => {
@@ -36,6 +36,31 @@ async function connect(op) {
     .onRequest("fs/write_text_file", async (ctx) => {
       state.fsCalls.push({ method: "write", ...ctx.params });
       state.files[ctx.params.path] = ctx.params.content;
+      return {};
+    })
+    // The editor's terminals: each runs its command at once and keeps its output.
+    .onRequest("terminal/create", async (ctx) => {
+      const { command, args, cwd } = ctx.params;
+      const id = "term-" + (Object.keys(state.terminals).length + 1);
+      state.termCalls.push({ method: "create", id, command, args, cwd });
+      state.terminals[id] = new Promise((resolve) => {
+        execFile(command, args ?? [], { cwd }, (err, stdout, stderr) => {
+          resolve({ output: stdout + stderr, exitCode: err ? (typeof err.code === "number" ? err.code : 127) : 0 });
+        });
+      });
+      return { terminalId: id };
+    })
+    .onRequest("terminal/wait_for_exit", async (ctx) => {
+      const r = await state.terminals[ctx.params.terminalId];
+      return { exitCode: r.exitCode };
+    })
+    .onRequest("terminal/output", async (ctx) => {
+      const r = await state.terminals[ctx.params.terminalId];
+      return { output: r.output, truncated: false, exitStatus: { exitCode: r.exitCode } };
+    })
+    .onRequest("terminal/kill", async () => ({}))
+    .onRequest("terminal/release", async (ctx) => {
+      state.termCalls.push({ method: "release", id: ctx.params.terminalId });
       return {};
     });
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
@@ -145,6 +170,18 @@ await connect(async (agent, state) => {
   report.fsOutside = await turn(agent, state, sid, 'CALL editor_read_file {"path":"../secret.txt"}');
   report.fsCalls = state.fsCalls;
   report.files = state.files;
+});
+
+// A third connection from an editor with a terminal: commands run there, after the permission.
+await connect(async (agent, state) => {
+  await agent.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { terminal: true } });
+  const s = await agent.request("session/new", { cwd: project, mcpServers: [] });
+  state.answer = pick("allow_once");
+  report.termRun = await turn(agent, state, s.sessionId, 'CALL editor_run {"command":"echo","args":["from","the","terminal"]}');
+  state.answer = pick("reject_once");
+  report.termReject = await turn(agent, state, s.sessionId, 'CALL editor_run {"command":"echo","args":["rejected"]}');
+  report.termShell = await turn(agent, state, s.sessionId, 'CALL shell_run {"argv":["echo","x"]}');
+  report.termCalls = state.termCalls;
 });
 
 process.stdout.write(JSON.stringify(report) + "\n");
