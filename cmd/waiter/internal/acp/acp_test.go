@@ -183,17 +183,19 @@ func TestReplay(t *testing.T) {
 func TestEditorTools(t *testing.T) {
 	cases := []struct {
 		caps      sdk.ClientCapabilities
+		remote    bool
 		wantTools string
-		hidden    bool
+		wantHide  string
 	}{
-		{sdk.ClientCapabilities{}, "", false},
-		{sdk.ClientCapabilities{Terminal: true}, toolRun, true},
-		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true}}, toolReadFile, true},
-		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}, toolReadFile + "," + toolWriteFile, true},
-		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{WriteTextFile: true}, Terminal: true}, toolWriteFile + "," + toolRun, true},
+		{sdk.ClientCapabilities{}, false, "", ""},
+		{sdk.ClientCapabilities{}, true, "", "files_read,files_write,files_list,files_search,shell_run,shell_allowed"},
+		{sdk.ClientCapabilities{Terminal: true}, false, toolRun, "shell_run,shell_allowed"},
+		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true}}, false, toolReadFile, "files_read,files_write,files_list,files_search"},
+		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}, false, toolReadFile + "," + toolWriteFile, "files_read,files_write,files_list,files_search"},
+		{sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{WriteTextFile: true}, Terminal: true}, true, toolWriteFile + "," + toolRun, "files_read,files_write,files_list,files_search,shell_run,shell_allowed"},
 	}
 	for _, c := range cases {
-		tools, hide := editorTools(c.caps)
+		tools, hide := editorTools(c.caps, c.remote)
 		var names []string
 		for _, tl := range tools {
 			names = append(names, tl.Name)
@@ -201,8 +203,49 @@ func TestEditorTools(t *testing.T) {
 				t.Errorf("%s: parameters are not JSON", tl.Name)
 			}
 		}
-		if strings.Join(names, ",") != c.wantTools || (len(hide) > 0) != c.hidden {
+		if strings.Join(names, ",") != c.wantTools || strings.Join(hide, ",") != c.wantHide {
 			t.Errorf("editorTools(%+v) = %v, hide %v", c.caps, names, hide)
 		}
 	}
+}
+
+func TestCheckMCP(t *testing.T) {
+	stdio := sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: "fs", Command: "npx", Args: []string{"-y", "x"}}}
+	cases := []struct {
+		name    string
+		remote  bool
+		servers []sdk.McpServer
+		wantErr string
+	}{
+		{"none", false, nil, ""},
+		{"stdio", false, []sdk.McpServer{stdio}, ""},
+		{"remote", true, []sdk.McpServer{stdio}, "cannot run on a remote kernel"},
+		{"http", false, []sdk.McpServer{{Http: &sdk.McpServerHttpInline{Name: "w", Url: "http://x"}}}, "only stdio servers"},
+		{"empty command", false, []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "e"}}}, "the command is empty"},
+		{"too many", false, make17(stdio), "at most 16"},
+	}
+	for _, c := range cases {
+		a := New(nil, nil, Options{Remote: c.remote})
+		err := a.checkMCP(c.servers)
+		if (err != nil) != (c.wantErr != "") || (err != nil && !strings.Contains(errText(err), c.wantErr)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.wantErr)
+		}
+	}
+	a := New(nil, nil, Options{})
+	for in, want := range map[string]string{"everything": "acp-" + a.connID + "-everything", "my server/1": "acp-" + a.connID + "-my-server-1", "..": "acp-" + a.connID + "-mcp"} {
+		if got := a.pluginName(in); got != want {
+			t.Errorf("pluginName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := a.pluginName(strings.Repeat("x", 100)); len(got) != 64 {
+		t.Errorf("a long name: %d bytes", len(got))
+	}
+}
+
+func make17(s sdk.McpServer) []sdk.McpServer {
+	out := make([]sdk.McpServer, 17)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }

@@ -503,10 +503,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		stop    string
 	)
 	a.mu.Lock()
-	ctools, hide := editorTools(a.caps) // clienttools.go
+	ctools, hide := editorTools(a.caps, a.opts.Remote) // clienttools.go
 	a.mu.Unlock()
 	req := client.ChatRequest{Session: s.id, Input: in, Channel: Channel, Attachments: atts, ClientTools: ctools, HideTools: hide}
-	res, err := a.k.Chat(ctx, req, func(ev client.ChatEvent) {
+	_, err = a.k.Chat(ctx, req, func(ev client.ChatEvent) {
 		switch ev.Type {
 		case client.EventTurn:
 			s.mu.Lock()
@@ -570,7 +570,6 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		}
 		return sdk.PromptResponse{}, fmt.Errorf("turn: %w", err)
 	}
-	_ = res
 	if w, err := a.k.Window(uctx, s.id); err == nil && w.Budget > 0 {
 		send(sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: w.Used, Size: w.Budget}})
 	}

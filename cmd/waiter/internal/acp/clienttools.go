@@ -41,8 +41,10 @@ var shellTools = []string{"shell_run", "shell_allowed"}
 // filesTools are the built-in files plugin's tools, hidden when the editor's stand in for them.
 var filesTools = []string{"files_read", "files_write", "files_list", "files_search"}
 
-// editorTools returns the client tools and the hidden tools for the editor's capabilities.
-func editorTools(caps sdk.ClientCapabilities) ([]client.ClientTool, []string) {
+// editorTools returns the client tools and the hidden tools for the editor's capabilities. Over
+// --remote the kernel's files and shell tools are always hidden: they would act on the kernel's
+// machine, not the editor's project; only the editor's own run.
+func editorTools(caps sdk.ClientCapabilities, remote bool) ([]client.ClientTool, []string) {
 	var tools []client.ClientTool
 	if caps.Fs.ReadTextFile {
 		tools = append(tools, client.ClientTool{Name: toolReadFile,
@@ -74,6 +76,9 @@ func editorTools(caps sdk.ClientCapabilities) ([]client.ClientTool, []string) {
 				`"args":{"type":"array","items":{"type":"string"},"description":"its arguments"},` +
 				`"cwd":{"type":"string","description":"directory, relative to the project or absolute inside it (default: the project)"}},"required":["command"]}`)})
 		hide = append(hide, shellTools...)
+	}
+	if remote {
+		hide = append(append([]string(nil), filesTools...), shellTools...)
 	}
 	return tools, hide
 }
