@@ -29,6 +29,9 @@ const (
 // runKind names the editor's commands in the project's kept answers.
 const runKind = "editor: Run a command"
 
+// fsTimeout bounds one file request to the editor.
+const fsTimeout = 2 * time.Minute
+
 // Bounds of a command run in the editor's terminal.
 const (
 	runOutputLimit = 256 << 10
@@ -107,6 +110,8 @@ func (a *Agent) runEditorTool(ctx context.Context, s *session, sid sdk.SessionId
 	if t.Name == toolRun {
 		return a.runInTerminal(ctx, s, sid, t)
 	}
+	ctx, cancel := context.WithTimeout(ctx, fsTimeout) // an editor that never answers does not hold the turn
+	defer cancel()
 	cwd := s.cwd
 	fail := func(format string, args ...any) client.ToolAnswer {
 		return client.ToolAnswer{Content: fmt.Sprintf(format, args...), IsError: true}
