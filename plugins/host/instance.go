@@ -496,6 +496,7 @@ func (in *instance) callFunc(tool string) CallFunc {
 			}
 			return "", errors.New(text)
 		}
+		sinkImages(ctx, res.Content)
 		return text, nil
 	}
 }
