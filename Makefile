@@ -33,17 +33,10 @@ deps:
 # npm-peers installs the pinned npm MCP servers the plugin tests run as real peers
 # (plugins/testdata/npm), only when node_modules is missing or older than the lock file.
 NPM_PEERS := plugins/testdata/npm
-# It also installs the official ACP TypeScript client (+ zod) that drives `waiter acp` in its
-# end-to-end test (cmd/waiter/internal/acp/testdata/npm).
-ACP_PEER := cmd/waiter/internal/acp/testdata/npm
-npm-peers: $(NPM_PEERS)/node_modules/.package-lock.json $(ACP_PEER)/node_modules/.package-lock.json
+npm-peers: $(NPM_PEERS)/node_modules/.package-lock.json
 
 $(NPM_PEERS)/node_modules/.package-lock.json: $(NPM_PEERS)/package.json $(NPM_PEERS)/package-lock.json
 	cd $(NPM_PEERS) && npm ci --ignore-scripts --no-audit --no-fund
-	@touch $@
-
-$(ACP_PEER)/node_modules/.package-lock.json: $(ACP_PEER)/package.json $(ACP_PEER)/package-lock.json
-	cd $(ACP_PEER) && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
 build: deps $(addprefix $(BIN)/,$(CMDS)) $(BIN)/hologram-client

@@ -17,7 +17,7 @@ import (
 )
 
 // The ACP issue's end-to-end test: the official ACP TypeScript client
-// (cmd/waiter/internal/acp/testdata/npm, installed by `make npm-peers`) starts `waiter acp` as an
+// (cmd/waiter/internal/acp/testdata/npm, installed by `make acp-peers`) starts `waiter acp` as an
 // editor does, against the real homed, its built-in notes and shell plugins, and
 // ../shared/tools/fake_openai.py.
 
@@ -153,7 +153,7 @@ type acpReport struct {
 func TestACPEditorEndToEnd(t *testing.T) {
 	peer := filepath.Join("..", "waiter", "internal", "acp", "testdata", "npm")
 	if _, err := os.Stat(filepath.Join(peer, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		t.Fatalf("the ACP TypeScript client is not installed (%v): run `make npm-peers`", err)
+		t.Fatalf("the ACP TypeScript client is not installed (%v): run `make acp-peers` (HOLOGRAM_CI=%q)", err, os.Getenv("HOLOGRAM_CI"))
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is not installed (make deps installs it)")
