@@ -15,6 +15,13 @@ import (
 // A call not answered within the kernel's tool timeout, or whose turn ends, gets a timeout or
 // cancelled result like any other tool.
 
+// ClientToolService answers the calls of a chat request's client tools. Part of [Service].
+type ClientToolService interface {
+	// AnswerToolCall answers a "tool_request" event: the result of a call of one of the
+	// request's client tools; ErrNotFound when no such call waits.
+	AnswerToolCall(ctx context.Context, turnID, callID string, a ToolAnswer) error
+}
+
 // EventToolRequest is a call of one of the request's client tools, waiting for its answer.
 const EventToolRequest = "tool_request"
 

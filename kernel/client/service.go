@@ -25,6 +25,7 @@ type Service interface {
 	MemoryService
 	ModelService
 	ApprovalService
+	ClientToolService
 }
 
 // SystemService is the kernel's liveness, state and pause switch.
@@ -47,9 +48,6 @@ type ChatService interface {
 	Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (ChatResult, error)
 	// Cancel cancels a running turn by id; ErrNotFound when no such turn runs.
 	Cancel(ctx context.Context, turnID string) error
-	// AnswerToolCall answers a "tool_request" event: the result of a call of one of the
-	// request's client tools (clienttools.go); ErrNotFound when no such call waits.
-	AnswerToolCall(ctx context.Context, turnID, callID string, a ToolAnswer) error
 }
 
 // SessionService lists, creates and configures sessions and reads their history.
