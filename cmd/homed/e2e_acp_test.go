@@ -145,9 +145,15 @@ type acpReport struct {
 	BadModel                                                                   acpError                                    `json:"badModel"`
 	SetModel                                                                   acpConfig                                   `json:"setModel"`
 	OtherSession                                                               string                                      `json:"otherSession"`
-	UnknownSession                                                             acpError                                    `json:"unknownSession"`
-	List, ListAll                                                              acpSessions                                 `json:"-"`
-	Replay                                                                     []acpUpdate                                 `json:"replay"`
+	OtherModes                                                                 struct {
+		CurrentModeID  string `json:"currentModeId"`
+		AvailableModes []struct {
+			ID string `json:"id"`
+		} `json:"availableModes"`
+	} `json:"otherModes"`
+	UnknownSession acpError    `json:"unknownSession"`
+	List, ListAll  acpSessions `json:"-"`
+	Replay         []acpUpdate `json:"replay"`
 }
 
 func TestACPEditorEndToEnd(t *testing.T) {
@@ -332,6 +338,13 @@ func TestACPEditorEndToEnd(t *testing.T) {
 		sessions := e.sessions()
 		if s, ok := sessions[sid]; !ok || s.Model != "fake-1" || s.Channel != "acp" || s.Partner != project {
 			t.Fatalf("the kernel's session: %+v", s)
+		}
+		// Modes, for older clients, are the same models.
+		if m := rep.OtherModes; m.CurrentModeID != "default" || len(m.AvailableModes) != 2 || m.AvailableModes[1].ID != "fake-1" {
+			t.Fatalf("modes: %+v", m)
+		}
+		if s := sessions[rep.OtherSession]; s.Model != "fake-1" {
+			t.Fatalf("session/set_mode did not set the model: %+v", s)
 		}
 	})
 	t.Run("fs through the editor", func(t *testing.T) { fsThroughTheEditor(t, rep, project, fake) })

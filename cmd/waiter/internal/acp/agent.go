@@ -198,7 +198,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), ConfigOptions: opts}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), ConfigOptions: opts, Modes: modes(opts)}, nil
 }
 
 // findSession returns the kernel's session id, or a not-found error.
@@ -251,7 +251,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{ConfigOptions: opts}, nil
+	return sdk.LoadSessionResponse{ConfigOptions: opts, Modes: modes(opts)}, nil
 }
 
 // replay turns a history into the updates that show it.
@@ -314,9 +314,14 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	return sdk.CloseSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionClose)
 }
 
-// SetSessionMode implements sdk.Agent: the bridge has no modes.
+// SetSessionMode implements sdk.Agent: the modes are the models (for clients without config
+// options).
 func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	return sdk.SetSessionModeResponse{}, a.setModel(ctx, s, string(p.ModeId))
 }
 
 // session returns this connection's session id.
@@ -381,33 +386,51 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
+	if err := a.setModel(ctx, s, string(v.Value)); err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	opts, err := a.configOptions(ctx, s)
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, err
+}
+
+// setModel sets the session's model to one of the options' values.
+func (a *Agent) setModel(ctx context.Context, s *session, value string) error {
 	cur, err := a.configOptions(ctx, s)
 	if err != nil {
-		return sdk.SetSessionConfigOptionResponse{}, err
+		return err
 	}
 	ok := false
 	for _, o := range *cur[0].Select.Options.Ungrouped {
-		ok = ok || o.Value == v.Value
+		ok = ok || string(o.Value) == value
 	}
 	if !ok {
-		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no model %q among the options", v.Value)})
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no model %q among the options", value)})
 	}
-	model := string(v.Value)
+	model := value
 	if model == defaultModel {
 		model = ""
 	}
 	ks, err := a.findSession(ctx, s.id)
 	if err != nil {
-		return sdk.SetSessionConfigOptionResponse{}, err
+		return err
 	}
 	if _, err := a.k.SetInstructions(ctx, s.id, client.Instructions{SystemPrompt: ks.SystemPrompt, Model: model}); err != nil {
-		return sdk.SetSessionConfigOptionResponse{}, fmt.Errorf("set model: %w", err)
+		return fmt.Errorf("set model: %w", err)
 	}
 	a.mu.Lock()
 	s.model = model
 	a.mu.Unlock()
-	opts, err := a.configOptions(ctx, s)
-	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, err
+	return nil
+}
+
+// modes are the model options as session modes, for clients older than config options.
+func modes(opts []sdk.SessionConfigOption) *sdk.SessionModeState {
+	sel := opts[0].Select
+	st := &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(sel.CurrentValue), AvailableModes: []sdk.SessionMode{}}
+	for _, o := range *sel.Options.Ungrouped {
+		st.AvailableModes = append(st.AvailableModes, sdk.SessionMode{Id: sdk.SessionModeId(o.Value), Name: o.Name})
+	}
+	return st
 }
 
 // Cancel implements sdk.Agent: the SDK has cancelled the prompt's context already; the kernel

@@ -124,6 +124,8 @@ await connect(async (agent, state) => {
   report.setModel = await agent.request("session/set_config_option", { sessionId: sid, configId: "model", value: "fake-1" });
   const o = await agent.request("session/new", { cwd: other, mcpServers: [] });
   report.otherSession = o.sessionId;
+  report.otherModes = o.modes;
+  await agent.request("session/set_mode", { sessionId: o.sessionId, modeId: "fake-1" });
   report.noFs = await turn(agent, state, o.sessionId, 'CALL editor_read_file {"path":"main.go"}');
   // The editor's MCP server runs for its session only.
   const m = await agent.request("session/new", {
