@@ -240,11 +240,6 @@ func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (clien
 	if err := validatePlugin(c); err != nil {
 		return client.Plugin{}, err
 	}
-	if c.Session != "" { // a session's own plugin (an editor's MCP server): the owner's session, started at once
-		if s, err := k.store.GetSession(ctx, c.Session); err != nil || !agent.OwnerScope(s.Scope) || c.Disabled {
-			return client.Plugin{}, invalid("plugin %s: session %q must be one of the owner's, and a session's plugin starts enabled", c.Name, c.Session)
-		}
-	}
 	p := k.plugins
 	if _, ok := p.config[c.Name]; ok {
 		return client.Plugin{}, invalid("plugin %s is configured in the config file %s", c.Name, k.cfg.ConfigFile)
@@ -258,12 +253,10 @@ func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (clien
 	if err != nil {
 		return client.Plugin{}, err
 	}
-	if c.Session == "" { // a session's plugin is not remembered
-		if err := k.store.SetSetting(ctx, pluginPrefix+c.Name, string(raw)); err != nil {
-			return client.Plugin{}, mapErr(err)
-		}
-	} else {
-		k.agent.ScopeSource(c.Name, c.Session) // before its tools register
+	if c.Session != "" { // a session's own plugin (an editor's MCP server): not remembered, its tools offered there only
+		k.agent.ScopeSource(c.Name, c.Session)
+	} else if err := k.store.SetSetting(ctx, pluginPrefix+c.Name, string(raw)); err != nil {
+		return client.Plugin{}, mapErr(err)
 	}
 	st, err := p.host.Add(ctx, toSpec(c))
 	if err != nil {

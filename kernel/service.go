@@ -127,12 +127,10 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks,
 		HideTools: req.HideTools}
 	for _, t := range req.ClientTools { // tools the client runs itself (docs/api.md, client-executed tools)
-		tr.ClientTools = append(tr.ClientTools, agent.ClientTool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
 	}
-	if err := agent.CheckClientTools(tr.ClientTools, tr.HideTools); err != nil {
-		return client.ChatResult{}, invalid("%v", err)
-	} else if len(tr.ClientTools)+len(tr.HideTools) > 0 && !agent.OwnerScope(sess.Scope) {
-		return client.ChatResult{}, invalid("client tools and hidden tools are for the owner's sessions only (this one's scope is %s)", sess.Scope)
+	if err := agent.CheckClientTools(tr); err != nil {
+		return client.ChatResult{}, mapErr(err)
 	}
 	k.ocr.Blocks(ctx, blocks)
 	return k.runTurn(ctx, tr, emit)
@@ -262,13 +260,7 @@ func (k chatRole) Cancel(ctx context.Context, turnID string) error {
 
 // AnswerToolCall implements client.Service: a client's answer to a call of its own tool.
 func (k chatRole) AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error {
-	err := k.agent.AnswerClientCall(turnID, callID, agent.ClientAnswer{Content: sanitize(a.Content), IsError: a.IsError})
-	if errors.Is(err, agent.ErrNoClientCall) {
-		return fmt.Errorf("%w: %w", client.ErrNotFound, err)
-	} else if err != nil {
-		return invalid("%v", err)
-	}
-	return nil
+	return mapErr(k.agent.AnswerClientCall(turnID, callID, agent.ClientAnswer{Content: sanitize(a.Content), IsError: a.IsError}))
 }
 
 func toClientSession(s memory.Session) client.Session {

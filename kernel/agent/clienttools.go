@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
 )
 
 // Client-executed tools: a turn's client (an editor bridged by `waiter acp`) may bring tools
@@ -25,8 +26,8 @@ const MaxClientTools = 32
 const MaxClientResult = 2 << 20
 
 // ErrNoClientCall is returned by [Agent.AnswerClientCall] when no call of that turn and id
-// waits for its client.
-var ErrNoClientCall = errors.New("no client tool call waits for this answer")
+// waits for its client (a memory.ErrNotFound).
+var ErrNoClientCall = fmt.Errorf("no client tool call waits for this answer: %w", memory.ErrNotFound)
 
 // ClientTool is a tool the turn's client runs: its name, description and JSON-schema parameters.
 type ClientTool struct {
@@ -55,7 +56,7 @@ func callKey(turn, call string) string { return turn + "\x00" + call }
 // when none waits (answered already, timed out, cancelled, or never asked).
 func (a *Agent) AnswerClientCall(turnID, callID string, ans ClientAnswer) error {
 	if len(ans.Content) > MaxClientResult {
-		return fmt.Errorf("the answer is %d bytes, at most %d", len(ans.Content), MaxClientResult)
+		return fmt.Errorf("the answer is %d bytes, at most %d: %w", len(ans.Content), MaxClientResult, memory.ErrInvalid)
 	}
 	a.clients.mu.Lock()
 	ch, ok := a.clients.waiting[callKey(turnID, callID)]
@@ -120,11 +121,17 @@ type callIDKey struct{}
 // maxHiddenTools bounds a turn's HideTools.
 const maxHiddenTools = 256
 
-// CheckClientTools reports what is wrong with a turn's client tools and hidden tools: too many,
-// a bad or repeated name, parameters that are not a JSON Schema object.
-func CheckClientTools(tools []ClientTool, hide []string) error {
-	_, err := clientSpecs(tools, hide, nil)
-	return err
+// CheckClientTools reports what is wrong with a turn's client tools and hidden tools (a
+// memory.ErrInvalid): too many, a bad or repeated name, parameters that are not a JSON Schema
+// object, or a turn that is not the owner's (a group's turn has no client to run them).
+func CheckClientTools(req TurnRequest) error {
+	if len(req.ClientTools)+len(req.HideTools) > 0 && !OwnerScope(req.Scope) {
+		return fmt.Errorf("client tools and hidden tools are for the owner's sessions only (this one's scope is %s): %w", req.Scope, memory.ErrInvalid)
+	}
+	if _, err := clientSpecs(req.ClientTools, req.HideTools, nil); err != nil {
+		return fmt.Errorf("%w: %w", err, memory.ErrInvalid)
+	}
+	return nil
 }
 
 // clientSpecs checks tools and returns their specs, normalized by norm when it is not nil.
