@@ -124,13 +124,9 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if err != nil {
 		return client.ChatResult{}, err
 	}
-	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks,
-		HideTools: req.HideTools}
-	for _, t := range req.ClientTools { // tools the client runs itself (docs/api.md, client-executed tools)
+	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks, HideTools: req.HideTools}
+	for _, t := range req.ClientTools { // tools the client runs itself, checked by the agent (docs/api.md)
 		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
-	}
-	if err := agent.CheckClientTools(tr); err != nil {
-		return client.ChatResult{}, mapErr(err)
 	}
 	k.ocr.Blocks(ctx, blocks)
 	return k.runTurn(ctx, tr, emit)

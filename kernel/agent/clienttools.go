@@ -173,6 +173,9 @@ func (t *turn) clientEntries() (map[string]toolEntry, error) {
 	if len(t.req.ClientTools) == 0 && len(t.req.HideTools) == 0 {
 		return nil, nil
 	}
+	if err := CheckClientTools(t.req); err != nil {
+		return nil, err
+	}
 	specs, err := clientSpecs(t.req.ClientTools, t.req.HideTools, t.a.normalize)
 	if err != nil {
 		return nil, err

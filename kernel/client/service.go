@@ -8,6 +8,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -529,6 +530,12 @@ type CompletionRequest struct {
 	User     bool            // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
 	Model    string          // requested model; empty or unknown: the session's or default provider's
 	Messages []IngestMessage // system, user and assistant messages as sent; the last one is a user message
+	// The client's model parameters, passed to the provider (zero: the kernel's own).
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	TopP           *float64        `json:"top_p,omitempty"`
+	Stop           []string        `json:"stop,omitempty"`
+	ResponseSchema json.RawMessage `json:"response_schema,omitempty"` // from response_format json_schema / json_object
 }
 
 // IngestMessage is one message of a CompletionRequest with its content flattened to text.
