@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hologramagent/hologram/memory"
 )
 
 // TestClientTools runs a turn whose client brings a tool: the call is streamed as tool_request,
@@ -160,5 +162,29 @@ func TestScopeSource(t *testing.T) {
 				t.Fatalf("the call from another session: %q", tev[0].Content)
 			}
 		})
+	}
+}
+
+func TestCheckClientTools(t *testing.T) {
+	group, _ := memory.ParseScope("group:qq/g1")
+	tool := ClientTool{Name: "editor_read"}
+	many := make([]string, maxHiddenTools+1)
+	cases := []struct {
+		name    string
+		req     TurnRequest
+		wantErr string
+	}{
+		{"none in a group", TurnRequest{Scope: group}, ""},
+		{"owner", TurnRequest{ClientTools: []ClientTool{tool}, HideTools: []string{"files_read"}}, ""},
+		{"group", TurnRequest{Scope: group, ClientTools: []ClientTool{tool}}, "owner's sessions only"},
+		{"group hides", TurnRequest{Scope: group, HideTools: []string{"files_read"}}, "owner's sessions only"},
+		{"too many hidden", TurnRequest{HideTools: many}, "hidden tools, at most"},
+		{"too many tools", TurnRequest{ClientTools: make([]ClientTool, MaxClientTools+1)}, "client tools, at most"},
+	}
+	for _, c := range cases {
+		err := CheckClientTools(c.req)
+		if (err != nil) != (c.wantErr != "") || (err != nil && (!strings.Contains(err.Error(), c.wantErr) || !errors.Is(err, memory.ErrInvalid))) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.wantErr)
+		}
 	}
 }
