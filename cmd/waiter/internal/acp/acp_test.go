@@ -249,3 +249,24 @@ func make17(s sdk.McpServer) []sdk.McpServer {
 	}
 	return out
 }
+
+func TestInitialize(t *testing.T) {
+	for _, remote := range []bool{false, true} {
+		a := New(nil, nil, Options{Remote: remote, Version: "1.2.3"})
+		resp, err := a.Initialize(t.Context(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+			ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(resp)
+		if resp.ProtocolVersion != 1 || !resp.AgentCapabilities.LoadSession || resp.AgentCapabilities.SessionCapabilities.List == nil || resp.AgentInfo.Version != "1.2.3" {
+			t.Fatalf("remote %v: %s", remote, raw)
+		}
+		if got := len(resp.AuthMethods); (got == 1) != remote || (remote && !strings.Contains(string(raw), `"HOLOGRAM_TOKEN"`)) {
+			t.Fatalf("remote %v: auth methods %s", remote, raw)
+		}
+		if !a.caps.Fs.ReadTextFile {
+			t.Fatal("the client's capabilities were not kept")
+		}
+	}
+}
