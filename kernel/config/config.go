@@ -49,6 +49,9 @@ type Config struct {
 	LogLevel string `toml:"log_level"`
 	// Insecure allows plain HTTP off loopback.
 	Insecure bool `toml:"insecure"`
+	// ResetSecrets lets the kernel start without the key file that sealed the stored secrets:
+	// those secrets (provider API keys) are dropped and a new key is made. Flag only.
+	ResetSecrets bool `toml:"-"`
 	// Version records --version; the caller prints the version and exits.
 	Version bool `toml:"-"`
 
@@ -288,6 +291,7 @@ func AddFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key `file` for the remote API (with --tls-cert)")
 	fs.StringVar(&c.KeyFile, "key-file", c.KeyFile, "master key `file` sealing secrets at rest")
 	fs.BoolVar(&c.Insecure, "insecure", c.Insecure, "allow plain HTTP off loopback")
+	fs.BoolVar(&c.ResetSecrets, "reset-secrets", c.ResetSecrets, "start without the lost key file: drop the secrets it sealed (provider API keys) and make a new key")
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "TOML config `file`")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `level`: debug, info, warn or error")
 	fs.BoolVar(&c.Version, "version", c.Version, "print the version and exit")
@@ -295,17 +299,18 @@ func AddFlags(fs *flag.FlagSet, c *Config) {
 
 // flagFields copies one flag's field from src to dst, by flag name.
 var flagFields = map[string]func(dst, src *Config){
-	"data":       func(d, s *Config) { d.DataDir = s.DataDir },
-	"socket":     func(d, s *Config) { d.Socket = s.Socket },
-	"listen":     func(d, s *Config) { d.Listen = s.Listen },
-	"token-file": func(d, s *Config) { d.TokenFile = s.TokenFile },
-	"tls-cert":   func(d, s *Config) { d.TLSCert = s.TLSCert },
-	"tls-key":    func(d, s *Config) { d.TLSKey = s.TLSKey },
-	"key-file":   func(d, s *Config) { d.KeyFile = s.KeyFile },
-	"insecure":   func(d, s *Config) { d.Insecure = s.Insecure },
-	"config":     func(d, s *Config) { d.ConfigFile = s.ConfigFile },
-	"log-level":  func(d, s *Config) { d.LogLevel = s.LogLevel },
-	"version":    func(d, s *Config) { d.Version = s.Version },
+	"data":          func(d, s *Config) { d.DataDir = s.DataDir },
+	"socket":        func(d, s *Config) { d.Socket = s.Socket },
+	"listen":        func(d, s *Config) { d.Listen = s.Listen },
+	"token-file":    func(d, s *Config) { d.TokenFile = s.TokenFile },
+	"tls-cert":      func(d, s *Config) { d.TLSCert = s.TLSCert },
+	"tls-key":       func(d, s *Config) { d.TLSKey = s.TLSKey },
+	"key-file":      func(d, s *Config) { d.KeyFile = s.KeyFile },
+	"insecure":      func(d, s *Config) { d.Insecure = s.Insecure },
+	"reset-secrets": func(d, s *Config) { d.ResetSecrets = s.ResetSecrets },
+	"config":        func(d, s *Config) { d.ConfigFile = s.ConfigFile },
+	"log-level":     func(d, s *Config) { d.LogLevel = s.LogLevel },
+	"version":       func(d, s *Config) { d.Version = s.Version },
 }
 
 // envFields maps environment variables to the fields they set.
