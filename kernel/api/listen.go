@@ -200,5 +200,6 @@ func (s *Server) ServeTCP(ctx context.Context, ln net.Listener, tlsConf *tls.Con
 		srv.TLSConfig = tlsConf.Clone()
 	}
 	s.log.Info("api: serving", "addr", addr, "tls", tlsConf != nil)
+	ln = &limitListener{Listener: ln, lim: newConnLimiter(s.maxUnauth, s.maxAuth)}
 	return s.serve(ctx, srv, ln, tlsConf != nil)
 }
