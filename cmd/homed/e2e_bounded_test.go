@@ -51,7 +51,7 @@ func TestSlowUnauthenticatedConnectionsAreBounded(t *testing.T) {
 			// The header block never ends (slowloris), or ends and the body trickles.
 			head := "POST /api/v1/chat HTTP/1.1\r\nHost: " + addr + "\r\n"
 			if i%2 == 1 {
-				head += "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"
+				head += "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
 			}
 			c.Write([]byte(head))
 			closed := make(chan struct{})
