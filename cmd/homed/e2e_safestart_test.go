@@ -161,6 +161,35 @@ func TestSafeStart(t *testing.T) {
 		})
 	}
 
+	t.Run("daily backup", func(t *testing.T) {
+		e := newEnv(t)
+		h := e.start()
+		dir := filepath.Join(e.data, "backups")
+		deadline := time.Now().Add(10 * time.Second)
+		var copies []string
+		for len(copies) == 0 {
+			copies, _ = filepath.Glob(filepath.Join(dir, "hologram-*.db"))
+			if time.Now().After(deadline) {
+				t.Fatalf("no backup in %s 10 s after the start:\n%s", dir, h.stderr)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		h.stop(t)
+		fi, err := os.Stat(copies[0])
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("backup %s: mode %v, %v", copies[0], fi.Mode(), err)
+		}
+		if !strings.Contains(h.stderr.String(), "daily backup written") {
+			t.Errorf("no log line for the backup:\n%s", h.stderr)
+		}
+		// The copy is a database homed starts on.
+		restored := newEnv(t)
+		os.MkdirAll(restored.data, 0o700)
+		raw, _ := os.ReadFile(copies[0])
+		os.WriteFile(filepath.Join(restored.data, "hologram.db"), raw, 0o600)
+		restored.start().stop(t)
+	})
+
 	// A socket in an existing directory leaves its mode alone; an unsafe directory is refused.
 	t.Run("socket directory", func(t *testing.T) {
 		for _, tc := range []struct {

@@ -151,6 +151,9 @@ type MemoryConfig struct {
 	// GCInterval is how often the memory GC (cooling, distillation, scene decay) runs in the
 	// background (default 1h; 0 runs it only on demand: waiter memory gc).
 	GCInterval Duration `toml:"gc_interval"`
+	// BackupKeep is how many daily copies of the database (VACUUM INTO, DATA/backups, 0600)
+	// are kept (default 7; 0 or less: no daily backups).
+	BackupKeep int `toml:"backup_keep"`
 	// Extractor chooses distillation's extractor: "auto" (the LLM when a provider is set,
 	// falling back to the rules), "llm" or "rules" (LLM-free). Default "auto".
 	Extractor string `toml:"extractor"`
@@ -167,6 +170,7 @@ const (
 	DefaultDistillAccesses = 2
 	DefaultDistillIdle     = 72 * time.Hour
 	DefaultGCInterval      = time.Hour
+	DefaultBackupKeep      = 7
 )
 
 // AgentConfig limits the agent's turn loop.
@@ -276,7 +280,7 @@ func Default(env func(string) string) Config {
 		},
 		API: APIConfig{MaxBodyBytes: DefaultMaxBodyBytes},
 		Memory: MemoryConfig{WindowTokens: DefaultWindowTokens, Recent: DefaultRecent, DistillAccesses: DefaultDistillAccesses,
-			DistillIdle: Duration{DefaultDistillIdle}, GCInterval: Duration{DefaultGCInterval}, Extractor: "auto"},
+			DistillIdle: Duration{DefaultDistillIdle}, GCInterval: Duration{DefaultGCInterval}, Extractor: "auto", BackupKeep: DefaultBackupKeep},
 	}
 }
 

@@ -66,6 +66,7 @@ type Daemon struct {
 	srv         *api.Server
 	stopServing context.CancelFunc
 	unreap      func() // ends the subreaper's reaping (security.BecomeSubreaper)
+	stopBackups func() // ends the daily backups and waits for one in progress
 	errc        chan error
 }
 
@@ -143,6 +144,15 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 	if err := d.Kernel.Start(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.Memory.BackupKeep > 0 {
+		bctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d.Store.RunBackups(bctx, sqlite.BackupOptions{Dir: filepath.Join(cfg.DataDir, "backups"), Keep: cfg.Memory.BackupKeep})
+		}()
+		d.stopBackups = func() { stop(); <-done }
+	}
 	// The service manager hears first (a failed notification is logged before the ready line,
 	// which tests and scripts wait for).
 	d.tell("READY=1\nSTATUS=serving on " + cfg.Socket)
@@ -194,6 +204,10 @@ func (d *Daemon) Stop() error {
 	if err := d.Kernel.Close(); err != nil {
 		d.Log.Warn("kernel close", "err", err)
 	}
+	if d.stopBackups != nil {
+		d.stopBackups()
+		d.stopBackups = nil
+	}
 	if err := d.Store.Checkpoint(context.Background()); err != nil {
 		d.Log.Warn("store checkpoint", "err", err)
 	}
@@ -208,6 +222,10 @@ func (d *Daemon) Stop() error {
 
 // close releases what Start acquired (after a failed Start, or at the end of Stop).
 func (d *Daemon) close() {
+	if d.stopBackups != nil {
+		d.stopBackups()
+		d.stopBackups = nil
+	}
 	if d.stopServing != nil {
 		d.stopServing()
 	}
