@@ -24,7 +24,7 @@ const childEnv = "HOLOGRAM_SANDBOXTEST_CHILD"
 
 // Confine is the plugin's confinement: it derives the plugin's paths from getenv as its main
 // does (creating its data directory), applies them, and returns the directory the plugin
-// writes to.
+// writes to ("" for a plugin that writes nowhere).
 type Confine func(log *slog.Logger, getenv func(string) string) (status sandbox.Status, writable string, err error)
 
 // result is what the child reports.
@@ -125,6 +125,9 @@ func child(confine Confine) {
 	_, err = os.ReadFile(filepath.Join(os.Getenv("HOME"), ".config", "hologram", "key"))
 	r.ReadKey = errText(err)
 	r.WriteOut = errText(os.WriteFile(filepath.Join(os.Getenv("HOLOGRAM_SANDBOXTEST_OUTSIDE"), "planted"), []byte("x"), 0o600))
+	if inside == "" {
+		return
+	}
 	probe := filepath.Join(inside, "sandboxtest-probe")
 	r.WriteInside = errText(os.WriteFile(probe, []byte("inside"), 0o600))
 	_, err = os.ReadFile(probe)
