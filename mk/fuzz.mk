@@ -7,22 +7,24 @@
 #   make fuzz FUZZPKGS=./plugins/protocol    one package
 #
 # Targets are found by `go test -list`, so a new Fuzz function is fuzzed without editing this
-# file. The seed corpora (f.Add) and the committed inputs in each package's testdata/fuzz/<target>/
-# run as plain tests in `make test`. An input that fails is written to testdata/fuzz/<target>/:
-# fix the bug, commit the input (it becomes a regression test).
+# file. FUZZJOBS targets run at once, one fuzzing worker each (the instrumented builds dominate a
+# short run). The seed corpora (f.Add) and the committed inputs in each package's
+# testdata/fuzz/<target>/ run as plain tests in `make test`. An input that fails is written to
+# testdata/fuzz/<target>/: fix the bug, commit the input (it becomes a regression test).
 
 FUZZTIME ?= 30s
+FUZZJOBS ?= 2
 FUZZPKGS ?= $(shell git grep -l '^func Fuzz' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
 
 .PHONY: fuzz
 fuzz:
-	@set -e; start=$$(date +%s); n=0; \
-	for pkg in $(FUZZPKGS); do \
+	@start=$$(date +%s); \
+	list=$$(for pkg in $(FUZZPKGS); do \
 	  targets="$$($(GO) test $(TESTFLAGS) -list '^Fuzz' $$pkg | grep '^Fuzz')" || { echo "fuzz: listing $$pkg failed" >&2; exit 1; }; \
-	  for t in $$targets; do \
-	    echo "fuzz: $$pkg $$t for $(FUZZTIME)"; \
-	    $(GO) test $(TESTFLAGS) -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	    n=$$((n+1)); \
-	  done; \
-	done; \
-	echo "fuzz: $$n targets, 0 crashes, in $$(( $$(date +%s) - start )) s"
+	  for t in $$targets; do echo "$$pkg $$t"; done; \
+	done) || exit 1; \
+	test -n "$$list" || { echo "fuzz: no fuzz targets" >&2; exit 1; }; \
+	echo "$$list" | xargs -P $(FUZZJOBS) -L 1 sh -c 'echo "fuzz: $$0 $$1 for $(FUZZTIME)"; \
+	  out=$$($(GO) test $(TESTFLAGS) -run "^$$" -fuzz "^$$1$$" -fuzztime $(FUZZTIME) -parallel 1 $$0 2>&1) || { echo "$$out"; echo "fuzz: $$0 $$1 FAILED"; exit 255; }; \
+	  echo "$$out" | tail -1' || exit 1; \
+	echo "fuzz: $$(echo "$$list" | wc -l) targets, 0 crashes, in $$(( $$(date +%s) - start )) s"
