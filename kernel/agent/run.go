@@ -189,7 +189,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 				t.res.Rounds--
 				continue
 			}
-			return t.res, fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)
+			return t.res, &ProviderError{Err: fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)}
 		}
 		t.res.Usage = addUsage(t.res.Usage, resp.Usage)
 
@@ -453,3 +453,11 @@ func shrinkMessages(msgs []llm.Message) []llm.Message {
 	out = append(out, hist[cut:]...)
 	return append(out, msgs[lastUser:]...)
 }
+
+// ProviderError is a turn that failed because its provider did (an HTTP error answer, a
+// network failure, a timeout): the caller's request was fine, the upstream was not. Its message
+// is the wrapped error's.
+type ProviderError struct{ Err error }
+
+func (e *ProviderError) Error() string { return e.Err.Error() }
+func (e *ProviderError) Unwrap() error { return e.Err }

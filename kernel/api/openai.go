@@ -3,10 +3,13 @@ package api
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +17,21 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 )
 
-// defaultOpenAISession is the session of /v1/chat/completions requests that name none.
-const defaultOpenAISession = "openai"
+// conversationSession is the session of a /v1/chat/completions request that names none: one per
+// conversation, keyed by the model and the conversation's first user message (clients resend
+// the whole conversation, so every request of one chat starts alike, and "new chat" is a new
+// session). The system prompt is left out of the key: many clients rebuild it on every call.
+func conversationSession(model string, msgs []completionMessage) string {
+	first := ""
+	for _, m := range msgs {
+		if m.Role == "user" {
+			first, _ = flattenContent(m.Content)
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(model + "\x00" + strings.TrimSpace(first)))
+	return "v1-" + hex.EncodeToString(sum[:8])
+}
 
 // sessionHeader picks the session of a /v1/chat/completions request; it wins over `user`.
 const sessionHeader = "X-Hologram-Session"
@@ -113,7 +129,7 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 				"%s is not supported: the kernel uses its own tools; send the request without %s", f.name, f.name)
 		}
 	}
-	session, param := defaultOpenAISession, "user"
+	session, param := conversationSession(in.Model, in.Messages), "user"
 	switch {
 	case headerSession != "":
 		session, param = headerSession, sessionHeader
@@ -172,6 +188,38 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	}{"list", data})
 }
 
+// handleModel answers GET /v1/models/{id}: the model object, or 404 as OpenAI answers an
+// unknown model (ids may hold slashes: "openrouter/auto").
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ids, err := s.b.Models(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !slices.Contains(ids, id) && id != "hologram" {
+		d := openAIErrorDetail{Message: fmt.Sprintf("The model '%s' does not exist", clipModel(id)), Type: "invalid_request_error"}
+		code := "model_not_found"
+		d.Code = &code
+		writeJSON(w, http.StatusNotFound, openAIError{Error: d})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}{id, "model", 0, "hologram"})
+}
+
+// clipModel bounds a model id echoed in an error.
+func clipModel(id string) string {
+	if len(id) > 128 {
+		return id[:128] + "…"
+	}
+	return id
+}
+
 // OpenAI answer shapes.
 type (
 	completionMessageOut struct {
@@ -227,6 +275,31 @@ func completionID(turnID string) string {
 
 // handleCompletions serves POST /v1/chat/completions as a full agent turn.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		re := s.decodeError(err)
+		writeOpenAIError(w, re.status, re.msg, "")
+		return
+	}
+	if key, fresh := replayKey(r, raw); key != "" { // a retry is answered from its first attempt (replay.go)
+		e, first := s.replay.begin(key, fresh, time.Now())
+		if !first {
+			select {
+			case <-e.done:
+			case <-r.Context().Done():
+				return
+			}
+			if e.ok {
+				e.replay(w)
+				return
+			}
+		} else {
+			rec := &replayWriter{ResponseWriter: w}
+			defer func() { s.replay.finish(key, e, rec, r.Context().Err() == nil) }()
+			w = rec
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
 	var in completionRequest
 	if err := s.decodeJSON(w, r, &in, decodeOptions{allowUnknowns: true}); err != nil {
 		writeOpenAIError(w, err.status, err.msg, "")

@@ -197,6 +197,9 @@ var (
 type Error struct {
 	Status  int    `json:"status"`
 	Message string `json:"message"`
+	// RetryAfter, in seconds, is when an upstream failure (502, 503, 504) may be retried; the
+	// HTTP API sends it as the Retry-After header.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status) }
