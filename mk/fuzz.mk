@@ -7,8 +7,10 @@
 #   make fuzz FUZZPKGS=./plugins/protocol    one package
 #
 # Targets are found by `go test -list`, so a new Fuzz function is fuzzed without editing this
-# file. FUZZJOBS targets run at once, one fuzzing worker each (the instrumented builds dominate a
-# short run). The seed corpora (f.Add) and the committed inputs in each package's
+# file. FUZZJOBS targets run at once (the instrumented builds dominate a short run). A run that
+# ends in a bare "context deadline exceeded" with no failing input written is Go's fuzzing
+# coordinator racing its own -fuzztime deadline (go.dev/issue/75804, fixed in Go 1.27, seen here
+# on a loaded machine): it fuzzed its whole time without a crash and counts as done, said so. The seed corpora (f.Add) and the committed inputs in each package's
 # testdata/fuzz/<target>/ run as plain tests in `make test`. An input that fails is written to
 # testdata/fuzz/<target>/: fix the bug, commit the input (it becomes a regression test).
 
@@ -25,6 +27,9 @@ fuzz:
 	done) || exit 1; \
 	test -n "$$list" || { echo "fuzz: no fuzz targets" >&2; exit 1; }; \
 	echo "$$list" | xargs -P $(FUZZJOBS) -L 1 sh -c 'echo "fuzz: $$0 $$1 for $(FUZZTIME)"; \
-	  out=$$($(GO) test $(TESTFLAGS) -run "^$$" -fuzz "^$$1$$" -fuzztime $(FUZZTIME) -parallel 1 $$0 2>&1) || { echo "$$out"; echo "fuzz: $$0 $$1 FAILED"; exit 255; }; \
+	  out=$$($(GO) test $(TESTFLAGS) -run "^$$" -fuzz "^$$1$$" -fuzztime $(FUZZTIME) $$0 2>&1) || { \
+	    if echo "$$out" | grep -q "^    context deadline exceeded$$" && ! echo "$$out" | grep -q "Failing input written"; then \
+	      echo "fuzz: $$0 $$1: no crash; the run ended in go.dev/issue/75804 (the fuzzer racing its -fuzztime deadline)"; exit 0; fi; \
+	    echo "$$out"; echo "fuzz: $$0 $$1 FAILED"; exit 255; }; \
 	  echo "$$out" | tail -1' || exit 1; \
 	echo "fuzz: $$(echo "$$list" | wc -l) targets, 0 crashes, in $$(( $$(date +%s) - start )) s"
