@@ -70,7 +70,11 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := k.ingest(ctx, sess, prior); err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}
-	res, err := k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}, emit)
+	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}
+	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 || len(req.ResponseSchema) > 0 {
+		tr.Sampling = &agent.Sampling{MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, ResponseSchema: req.ResponseSchema}
+	}
+	res, err := k.runTurn(ctx, tr, emit)
 	return res, upstreamError(err)
 }
 

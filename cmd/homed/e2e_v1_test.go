@@ -174,6 +174,24 @@ func TestV1WithTheOfficialOpenAIClient(t *testing.T) {
 		t.Fatalf("a new chat is not a new session: %d v1 sessions", n)
 	}
 
+	// The client's model parameters reach the provider.
+	q := "a short answer please"
+	if r := v1Chat(t, base, token, map[string]any{"user": "dave", "messages": userMsgs(q), "stream": true,
+		"params": map[string]any{"max_tokens": 77, "temperature": 0.3, "top_p": 0.9, "stop": []string{"END"}}}); r["error"] != nil {
+		t.Fatalf("parameters: %v", r)
+	}
+	var sent struct {
+		Body struct {
+			MaxTokens   int      `json:"max_tokens"`
+			Temperature float64  `json:"temperature"`
+			TopP        float64  `json:"top_p"`
+			Stop        []string `json:"stop"`
+		} `json:"body"`
+	}
+	if err := json.Unmarshal([]byte(fake.lastRequestWith(t, q)), &sent); err != nil || sent.Body.MaxTokens != 77 || sent.Body.Temperature != 0.3 || sent.Body.TopP != 0.9 || len(sent.Body.Stop) != 1 {
+		t.Fatalf("the provider got %+v (%v)", sent.Body, err)
+	}
+
 	// models.retrieve.
 	if m := openAIJS(t, "v1.mjs", base, token, "model", `{"id":"fake-1"}`); m["id"] != "fake-1" {
 		t.Fatalf("models.retrieve fake-1: %v", m)

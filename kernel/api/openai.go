@@ -56,14 +56,21 @@ func validSessionID(id string) bool {
 // completionRequest is the part of an OpenAI chat completion request the kernel reads; other
 // fields are ignored. The tool fields are kept raw only to refuse them.
 type completionRequest struct {
-	Model        string              `json:"model"`
-	Messages     []completionMessage `json:"messages"`
-	Stream       bool                `json:"stream"`
-	User         string              `json:"user"`
-	Tools        json.RawMessage     `json:"tools"`
-	Functions    json.RawMessage     `json:"functions"`
-	ToolChoice   json.RawMessage     `json:"tool_choice"`
-	FunctionCall json.RawMessage     `json:"function_call"`
+	Model    string              `json:"model"`
+	Messages []completionMessage `json:"messages"`
+	Stream   bool                `json:"stream"`
+	User     string              `json:"user"`
+	// Model parameters passed to the provider.
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Stop                json.RawMessage `json:"stop"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Tools               json.RawMessage `json:"tools"`
+	Functions           json.RawMessage `json:"functions"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	FunctionCall        json.RawMessage `json:"function_call"`
 }
 
 type completionMessage struct {
@@ -163,7 +170,59 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 	if last := out.Messages[len(out.Messages)-1]; last.Role != "user" {
 		return client.CompletionRequest{}, "messages", fmt.Errorf("the last message must have role user, not %q", last.Role)
 	}
+	if param, err := parseSampling(in, &out); err != nil {
+		return client.CompletionRequest{}, param, err
+	}
 	return out, "", nil
+}
+
+// parseSampling checks the model parameters as OpenAI does and copies them into out.
+func parseSampling(in completionRequest, out *client.CompletionRequest) (string, error) {
+	out.MaxTokens = in.MaxTokens
+	if in.MaxCompletionTokens > 0 {
+		out.MaxTokens = in.MaxCompletionTokens
+	}
+	switch {
+	case in.MaxTokens < 0 || in.MaxCompletionTokens < 0:
+		return "max_tokens", fmt.Errorf("max_tokens must be at least 1")
+	case in.Temperature != nil && (*in.Temperature < 0 || *in.Temperature > 2):
+		return "temperature", fmt.Errorf("temperature must be between 0 and 2, got %g", *in.Temperature)
+	case in.TopP != nil && (*in.TopP < 0 || *in.TopP > 1):
+		return "top_p", fmt.Errorf("top_p must be between 0 and 1, got %g", *in.TopP)
+	}
+	out.Temperature, out.TopP = in.Temperature, in.TopP
+	if present(in.Stop) {
+		var one string
+		if json.Unmarshal(in.Stop, &one) == nil {
+			out.Stop = []string{one}
+		} else if err := json.Unmarshal(in.Stop, &out.Stop); err != nil || len(out.Stop) > 4 {
+			return "stop", fmt.Errorf("stop must be a string or an array of at most 4 strings")
+		}
+	}
+	if present(in.ResponseFormat) {
+		var rf struct {
+			Type       string `json:"type"`
+			JSONSchema struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		}
+		if err := json.Unmarshal(in.ResponseFormat, &rf); err != nil {
+			return "response_format", fmt.Errorf("response_format: %v", err)
+		}
+		switch rf.Type {
+		case "text", "":
+		case "json_object":
+			out.ResponseSchema = json.RawMessage(`{"type":"object"}`)
+		case "json_schema":
+			if !present(rf.JSONSchema.Schema) {
+				return "response_format", fmt.Errorf("response_format json_schema needs json_schema.schema")
+			}
+			out.ResponseSchema = rf.JSONSchema.Schema
+		default:
+			return "response_format", fmt.Errorf("response_format type %q is not supported (text, json_object, json_schema)", rf.Type)
+		}
+	}
+	return "", nil
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {

@@ -3,7 +3,8 @@
 // line from stdout. It decides nothing: it reports what the server answered.
 //
 // usage: node v1.mjs BASE_URL TOKEN STEP JSON
-//   chat {"messages":[…], "user"?, "stream"?, "max_retries"?}   one chat completion; prints
+//   chat {"messages":[…], "user"?, "stream"?, "max_retries"?, "params"?}   one chat completion
+//        (params: more request fields, e.g. max_tokens); prints
 //        {reply, usage, id, status?, error?} (status and error when the SDK gave up)
 //   model {"id"}                                             models.retrieve; {id} or {status}
 import OpenAI from "openai";
@@ -14,7 +15,7 @@ const client = new OpenAI({ baseURL: base + "/v1", apiKey: token, maxRetries: op
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 try {
   if (step === "chat") {
-    const req = { model: opts.model || "fake-1", messages: opts.messages };
+    const req = { model: opts.model || "fake-1", messages: opts.messages, ...(opts.params || {}) };
     if (opts.user) req.user = opts.user;
     if (opts.stream) {
       const stream = await client.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } });
