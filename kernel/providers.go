@@ -207,3 +207,49 @@ func (k completionRole) Models(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// SealedSecrets returns, sorted, the names of the stored providers whose API key is sealed (by
+// the key file's Codec): a kernel started without that key file could not open them.
+func SealedSecrets(ctx context.Context, st memory.Store) ([]string, error) {
+	raw, err := st.ListSettings(ctx, providerPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for key, v := range raw {
+		var sp storedProvider
+		if json.Unmarshal([]byte(v), &sp) == nil && sp.SealedKey != "" {
+			names = append(names, strings.TrimPrefix(key, providerPrefix))
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// DropSealedSecrets removes every sealed API key from the stored providers (the providers stay,
+// without a key, until the owner gives one again) and returns their names. It is the
+// --reset-secrets path: the key file that sealed them is lost.
+func DropSealedSecrets(ctx context.Context, st memory.Store) ([]string, error) {
+	raw, err := st.ListSettings(ctx, providerPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for key, v := range raw {
+		var sp storedProvider
+		if json.Unmarshal([]byte(v), &sp) != nil || sp.SealedKey == "" {
+			continue
+		}
+		sp.SealedKey = ""
+		b, err := json.Marshal(sp)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.SetSetting(ctx, key, string(b)); err != nil {
+			return nil, err
+		}
+		names = append(names, strings.TrimPrefix(key, providerPrefix))
+	}
+	sort.Strings(names)
+	return names, nil
+}
