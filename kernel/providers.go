@@ -12,27 +12,20 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/provstore"
 	"github.com/hologramagent/hologram/memory"
 )
 
-// Providers are stored as settings "provider/<name>" holding JSON; the key is sealed by the Codec
-// under the "provider-key" domain and never leaves the kernel.
+// Providers are stored as settings (kernel/provstore); the key is sealed by the Codec and never
+// leaves the kernel.
 const (
-	providerPrefix    = "provider/"
-	providerKeyDomain = "provider-key"
+	providerPrefix    = provstore.Prefix
+	providerKeyDomain = provstore.KeyDomain
 )
 
 var providerNameRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-type storedProvider struct {
-	Name      string `json:"name"`
-	BaseURL   string `json:"base_url"`
-	Model     string `json:"model"`
-	Proxy     string `json:"proxy,omitempty"`
-	Priority  int    `json:"priority"`
-	Vision    *bool  `json:"vision,omitempty"`
-	SealedKey string `json:"api_key_sealed,omitempty"`
-}
+type storedProvider = provstore.Record
 
 func validateProvider(p client.ProviderConfig) error {
 	if !providerNameRe.MatchString(p.Name) {
@@ -206,50 +199,4 @@ func (k completionRole) Models(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// SealedSecrets returns, sorted, the names of the stored providers whose API key is sealed (by
-// the key file's Codec): a kernel started without that key file could not open them.
-func SealedSecrets(ctx context.Context, st memory.Store) ([]string, error) {
-	raw, err := st.ListSettings(ctx, providerPrefix)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for key, v := range raw {
-		var sp storedProvider
-		if json.Unmarshal([]byte(v), &sp) == nil && sp.SealedKey != "" {
-			names = append(names, strings.TrimPrefix(key, providerPrefix))
-		}
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-// DropSealedSecrets removes every sealed API key from the stored providers (the providers stay,
-// without a key, until the owner gives one again) and returns their names. It is the
-// --reset-secrets path: the key file that sealed them is lost.
-func DropSealedSecrets(ctx context.Context, st memory.Store) ([]string, error) {
-	raw, err := st.ListSettings(ctx, providerPrefix)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for key, v := range raw {
-		var sp storedProvider
-		if json.Unmarshal([]byte(v), &sp) != nil || sp.SealedKey == "" {
-			continue
-		}
-		sp.SealedKey = ""
-		b, err := json.Marshal(sp)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.SetSetting(ctx, key, string(b)); err != nil {
-			return nil, err
-		}
-		names = append(names, strings.TrimPrefix(key, providerPrefix))
-	}
-	sort.Strings(names)
-	return names, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/kernel/llm/openai"
+	"github.com/hologramagent/hologram/kernel/provstore"
 	"github.com/hologramagent/hologram/kernel/security"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/graph"
@@ -444,7 +445,7 @@ func NewKernel(cfg config.Config, log *slog.Logger, mem MemoryAssets, store *sql
 // cfg.ResetSecrets, which drops those secrets first.
 func loadKeys(ctx context.Context, cfg config.Config, store *sqlite.Store, log *slog.Logger) (security.KeySet, error) {
 	if _, err := os.Stat(cfg.KeyFile); errors.Is(err, fs.ErrNotExist) {
-		sealed, err := kernel.SealedSecrets(ctx, store)
+		sealed, err := provstore.Sealed(ctx, store)
 		if err != nil {
 			return security.KeySet{}, fmt.Errorf("key file: looking for sealed secrets: %w", err)
 		}
@@ -455,7 +456,7 @@ func loadKeys(ctx context.Context, cfg config.Config, store *sqlite.Store, log *
 				cfg.KeyFile, strings.Join(sealed, ", "), cfg.KeyFile)
 		}
 		if len(sealed) > 0 {
-			dropped, err := kernel.DropSealedSecrets(ctx, store)
+			dropped, err := provstore.DropSealed(ctx, store)
 			if err != nil {
 				return security.KeySet{}, fmt.Errorf("--reset-secrets: %w", err)
 			}
