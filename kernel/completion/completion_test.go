@@ -51,7 +51,9 @@ func TestUnseen(t *testing.T) {
 // TestUpstreamError: a failed provider is 503 (with its Retry-After), 504 or 502; other errors
 // pass through.
 func TestUpstreamError(t *testing.T) {
-	wrap := func(err error) error { return &agent.ProviderError{Err: fmt.Errorf("llm request (round 1) via p: %w", err)} }
+	wrap := func(err error) error {
+		return &agent.ProviderError{Err: fmt.Errorf("llm request (round 1) via p: %w", err)}
+	}
 	other := errors.New("unknown session")
 	for _, tc := range []struct {
 		name       string
