@@ -394,7 +394,7 @@ func (s *Store) LayerEvents(ctx context.Context, session string, l memory.Layer)
 	if !l.Valid() {
 		return nil, fmt.Errorf("layer events: layer %d is not L1 or L2: %w", int(l), memory.ErrInvalid)
 	}
-	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM events WHERE session = ? AND layer = ? ORDER BY id`, session, int(l))
+	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM events WHERE session = ? AND layer = ? AND off_branch = 0 ORDER BY id`, session, int(l))
 	if err != nil {
 		return nil, fmt.Errorf("layer events of session %q: %w", session, err)
 	}
