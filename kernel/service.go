@@ -16,7 +16,6 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/llm"
-	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -93,7 +92,7 @@ func (k systemRole) Status(ctx context.Context) (client.Status, error) {
 // Chat implements client.Service: one agent turn, streamed through emit.
 func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	input := strings.TrimSpace(sanitize(req.Input))
-	if input == "" {
+	if input == "" && req.Regenerate == 0 {
 		return client.ChatResult{}, invalid("input is empty")
 	}
 	session := req.Session
@@ -120,13 +119,20 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if sess.Channel != "" {
 		channel = sess.Channel
 	}
+	var again int64
+	var move func(context.Context) error
+	if req.Regenerate != 0 || req.Edit != 0 { // a new branch (branches.go)
+		if input, again, move, err = k.branchTurn(ctx, session, req, input); err != nil {
+			return client.ChatResult{}, err
+		}
+	}
 	blocks, err := attachmentBlocks(req.Attachments)
 	if err != nil {
 		return client.ChatResult{}, err
 	}
 	k.ocr.Blocks(ctx, blocks)
-	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
-		Blocks: blocks}, emit)
+	return k.runTurnMoved(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
+		Blocks: blocks, Again: again}, move, emit)
 }
 
 // attachmentBlocks validates a chat's attachments and turns them into new blocks.
@@ -173,6 +179,12 @@ func (k *Kernel) checkProvider(model string) error {
 
 // runTurn registers a turn (for Cancel and Drain), serialises turns per session and runs the agent.
 func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
+	return chatRole{k}.runTurnMoved(ctx, tr, nil, emit)
+}
+
+// runTurnMoved is runTurn that first makes a branch move (move, when set) under the session's
+// lock: a regenerate or an edit (branches.go).
+func (k chatRole) runTurnMoved(ctx context.Context, tr agent.TurnRequest, move func(context.Context) error, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	if emit == nil {
 		emit = func(client.ChatEvent) {}
 	}
@@ -202,9 +214,20 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 	}()
 	lock.Lock()
 	defer lock.Unlock()
+	if move != nil {
+		if err := move(tctx); err != nil {
+			return client.ChatResult{}, err
+		}
+		if tr.Again != 0 { // the question as stored: its attachments' text reaches the model again
+			if hit, err := k.db.Events(tctx, []int64{tr.Again}); err == nil && len(hit) == 1 {
+				tr.Blocks = hit[0].Event.Blocks
+			}
+		}
+	}
 
 	emit(client.ChatEvent{Type: client.EventTurn, TurnID: tr.TurnID, Session: tr.Session})
 	k.publish("turn_started", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "channel": tr.Channel})
+	started := k.clock()
 	missing := k.plugins.waitStarted(tctx)
 	res, err := k.agent.Run(tctx, tr, func(ev agent.Event) {
 		ce := client.ChatEvent{Type: ev.Type, TurnID: tr.TurnID, Session: tr.Session, Text: ev.Text}
@@ -217,6 +240,10 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		res.Text += fmt.Sprintf("\n\n(still starting, their tools were not offered: %s)", strings.Join(missing, ", "))
 	}
 	out := client.ChatResult{TurnID: tr.TurnID, Session: tr.Session, Text: res.Text}
+	if res.Rounds > 0 {
+		out.Usage = &client.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
+			Millis: k.clock().Sub(started).Milliseconds()}
+	}
 	if err != nil {
 		if cause := context.Cause(tctx); cause != nil && errors.Is(cause, ErrClosing) {
 			err = fmt.Errorf("turn cancelled: %w", ErrClosing)
@@ -228,7 +255,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		k.publish("turn_failed", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "error": err.Error()})
 		return out, err
 	}
-	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text})
+	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Usage: out.Usage})
 	k.publish("turn_finished", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "stop": res.Stop, "rounds": res.Rounds})
 	return out, nil
 }
@@ -335,17 +362,9 @@ func (k sessionRole) History(ctx context.Context, id string, limit int) ([]clien
 	}
 	out := make([]client.Message, 0, len(evs))
 	for _, e := range evs {
-		m := client.Message{ID: e.ID, Time: e.Time, Role: string(e.Role), Content: e.Content, ToolCallID: e.ToolCallID,
-			ToolName: e.ToolName, ToolStatus: e.ToolStatus, TurnID: e.TurnID}
-		for _, c := range e.ToolCalls {
-			m.ToolCalls = append(m.ToolCalls, client.ToolCall(c))
-		}
-		for _, b := range e.Blocks {
-			m.Blocks = append(m.Blocks, memadmin.BlockOut(b))
-		}
-		out = append(out, m)
+		out = append(out, toMessage(e))
 	}
-	return out, nil
+	return out, k.withBranches(ctx, id, out)
 }
 
 // Tools implements client.Service.

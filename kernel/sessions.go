@@ -51,18 +51,14 @@ func (k sessionRole) DeleteSession(ctx context.Context, id string, forget bool) 
 	if _, err := k.liveSession(ctx, id); err != nil {
 		return client.SessionDeleted{}, err
 	}
-	evs, err := k.store.History(ctx, id, 0)
+	evs, err := k.db.SessionEventIDs(ctx, id) // every branch's
 	if err != nil {
 		return client.SessionDeleted{}, mapErr(err)
 	}
 	out := client.SessionDeleted{Session: id, Events: len(evs)}
 	if forget {
 		for start := 0; start < len(evs); start += client.MaxForgetEvents {
-			batch := evs[start:min(start+client.MaxForgetEvents, len(evs))]
-			ids := make([]int64, len(batch))
-			for i, e := range batch {
-				ids[i] = e.ID
-			}
+			ids := evs[start:min(start+client.MaxForgetEvents, len(evs))]
 			r, err := k.admin.Forget(ctx, ids)
 			if err != nil {
 				return out, err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +27,10 @@ type TurnRequest struct {
 	// Blocks are the input's attachments: new blocks held by the turn's user event. Text
 	// blocks reach the model after the input; media blocks by name, MIME type and text.
 	Blocks []memory.Block
+	// Again, when set, is the id of the stored user event this turn answers again (a
+	// regenerated reply): the session's head is that event, Input and Blocks are its own, and
+	// no new user event is stored; the reply starts a sibling branch of the old one.
+	Again int64
 }
 
 // Event is a progress report of a running turn. Type is "delta" (assistant text piece),
@@ -50,7 +56,17 @@ type Result struct {
 	Rounds int // LLM calls made
 	Usage  llm.Usage
 	Stop   string
+	Model  string // the model that gave the last answer, as the provider named it
 }
+
+// Meta keys of a turn's final assistant event: the provider's usage summed over the turn's LLM
+// calls, the turn's wall time and the model that answered.
+const (
+	MetaPromptTokens     = "usage.prompt_tokens"
+	MetaCompletionTokens = "usage.completion_tokens"
+	MetaMillis           = "usage.ms"
+	MetaModel            = "model"
+)
 
 // Stop reasons of [Result].
 const (
@@ -126,10 +142,14 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 			t.tools.used = append(t.tools.used, hist[i].ToolName) // most recent first
 		}
 	}
-	user := t.event(memory.RoleUser, t.input)
-	user.Blocks = req.Blocks
-	if err := t.commit(ctx, user); err != nil {
-		return Result{}, err
+	if req.Again != 0 { // the question is stored already; the model sees it once, last
+		hist = slices.DeleteFunc(hist, func(e memory.Event) bool { return e.ID == req.Again })
+	} else {
+		user := t.event(memory.RoleUser, t.input)
+		user.Blocks = req.Blocks
+		if err := t.commit(ctx, user); err != nil {
+			return Result{}, err
+		}
 	}
 	if st.reply != nil {
 		return t.finish(ctx, *st.reply, "", StopShortCircuit)
@@ -192,6 +212,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 			return t.res, fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)
 		}
 		t.res.Usage = addUsage(t.res.Usage, resp.Usage)
+		if resp.Model != "" {
+			t.res.Model = resp.Model
+		}
 
 		d := t.data()
 		d.Messages = msgs
@@ -308,6 +331,16 @@ func (t *turn) finish(ctx context.Context, text, reasoning, stop string) (Result
 	text = t.a.runStage(ctx, StageBeforeOutput, d).Text
 	ev := t.event(memory.RoleAssistant, text)
 	ev.Reasoning = reasoning
+	if t.res.Rounds > 0 {
+		ev.Meta = map[string]string{
+			MetaPromptTokens:     strconv.Itoa(t.res.Usage.PromptTokens),
+			MetaCompletionTokens: strconv.Itoa(t.res.Usage.CompletionTokens),
+			MetaMillis:           strconv.FormatInt(t.a.opts.Clock().Sub(t.start).Milliseconds(), 10),
+		}
+		if t.res.Model != "" {
+			ev.Meta[MetaModel] = t.res.Model
+		}
+	}
 	if err := t.commit(ctx, ev); err != nil {
 		return t.res, err
 	}
@@ -398,7 +431,11 @@ func attachmentText(bs []memory.Block) string {
 		case memory.BlockText:
 			fmt.Fprintf(&b, "\n\n[attached text %q]\n%s", name, truncate(bl.Text, maxAttachmentRunes))
 		default:
-			fmt.Fprintf(&b, "\n\n[attached %s %q, %s, %d bytes]", bl.Kind, name, bl.MIME, len(bl.Data))
+			size := int64(len(bl.Data))
+			if size == 0 { // a stored block, read back without its data
+				size = bl.Size
+			}
+			fmt.Fprintf(&b, "\n\n[attached %s %q, %s, %d bytes]", bl.Kind, name, bl.MIME, size)
 			if bl.Text != "" {
 				fmt.Fprintf(&b, "\n%s", truncate(bl.Text, maxAttachmentRunes))
 			}

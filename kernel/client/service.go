@@ -61,6 +61,8 @@ type SessionService interface {
 	History(ctx context.Context, sessionID string, limit int) ([]Message, error)
 	// SessionAdmin renames and deletes sessions (session.go).
 	SessionAdmin
+	// BranchService pages history and switches branches (branches.go).
+	BranchService
 }
 
 // ProviderService configures, tests and finds LLM providers.
@@ -252,6 +254,13 @@ type ChatRequest struct {
 	// Attachments become blocks held by the turn's user event (see memory.Block); text ones are
 	// shown to the model with the input, media ones by name (and their text, e.g. OCR).
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// Regenerate, with an empty Input, answers again the turn of this message of the current
+	// branch (the user message, or any message of its reply): the new reply is a sibling
+	// branch of the old one, which is kept ([BranchService]).
+	Regenerate int64 `json:"regenerate,omitempty"`
+	// Edit replaces this user message of the current branch with Input: the edited message
+	// and its reply start a sibling branch; the old ones are kept.
+	Edit int64 `json:"edit,omitempty"`
 }
 
 // Attachment is a file sent with a chat message. Kind is "text" (Text holds it), "image" or
@@ -293,6 +302,8 @@ type ChatEvent struct {
 	Tool    *ToolEvent `json:"tool,omitempty"`
 	// Approval is set on "approval" events.
 	Approval *Approval `json:"approval,omitempty"`
+	// Usage is set on "final" events: the turn's token counts and time.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ToolEvent describes a tool call and, once done, its result.
@@ -310,6 +321,8 @@ type ChatResult struct {
 	TurnID  string `json:"turn_id"`
 	Session string `json:"session"`
 	Text    string `json:"text"`
+	// Usage is the turn's token counts (summed over its LLM calls) and its time.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Session is a conversation with its instructions. Channel, Partner and Scope say where it
@@ -440,6 +453,14 @@ type Message struct {
 	TurnID     string     `json:"turn_id,omitempty"`
 	// Blocks are the message's attachments (without data), wherever each lives now.
 	Blocks []Block `json:"blocks,omitempty"`
+	// Parent is the message this one follows (0: the first); Branch is set where the session's
+	// branches part: this message has siblings.
+	Parent int64   `json:"parent,omitempty"`
+	Branch *Branch `json:"branch,omitempty"`
+	// Usage is set on a turn's final reply: the provider's token counts and the turn's time.
+	Usage *Usage `json:"usage,omitempty"`
+	// Model is the model that answered (final replies).
+	Model string `json:"model,omitempty"`
 }
 
 // ToolCall is a call recorded in an assistant message.

@@ -47,7 +47,7 @@ var roleTests = map[string][]struct {
 	"Providers": {{"Providers", testProviders}, {"TestProvider", testTestProvider}, {"DetectProviders", testDetectProviders}},
 	"Chat": {{"ChatWithoutProvider", testChatWithoutProvider}, {"ChatStreamsAndStores", testChatStreamsAndStores},
 		{"ToolTurn", testToolTurn}, {"Cancel", testCancel}, {"ServerErrorSurfaces", testServerErrorSurfaces}},
-	"Sessions": {{"Sessions", testSessions}, {"SessionAdmin", testSessionAdmin}},
+	"Sessions": {{"Sessions", testSessions}, {"SessionAdmin", testSessionAdmin}, {"Branches", testBranches}},
 	"Plugins":  {{"Tools", testTools}, {"Plugins", testPlugins}},
 	"Memory": {{"Window", testWindow}, {"SearchMemory", testSearchMemory}, {"GraphEdits", testGraphEdits},
 		{"GraphPaging", testGraphPaging}, {"MergeAndDelete", testMergeAndDelete}, {"Forget", testForget},
