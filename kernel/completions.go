@@ -66,7 +66,7 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := k.ingest(ctx, sess, prior); err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}
-	return k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}, emit)
+	return k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}, nil, emit)
 }
 
 // ingest appends the messages of prior that the session has not seen. The stored conversation is

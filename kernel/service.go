@@ -10,12 +10,12 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -121,17 +121,19 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	}
 	var again int64
 	var move func(context.Context) error
-	if req.Regenerate != 0 || req.Edit != 0 { // a new branch (branches.go)
-		if input, again, move, err = k.branchTurn(ctx, session, req, input); err != nil {
+	if req.Regenerate != 0 || req.Edit != 0 { // a new branch, made under the session's lock
+		var head int64
+		if input, again, head, err = k.admin.BranchTurn(ctx, session, req.Regenerate, req.Edit, input, len(req.Attachments) > 0); err != nil {
 			return client.ChatResult{}, err
 		}
+		move = func(ctx context.Context) error { return k.admin.MoveHead(ctx, session, head) }
 	}
 	blocks, err := attachmentBlocks(req.Attachments)
 	if err != nil {
 		return client.ChatResult{}, err
 	}
 	k.ocr.Blocks(ctx, blocks)
-	return k.runTurnMoved(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
+	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
 		Blocks: blocks, Again: again}, move, emit)
 }
 
@@ -177,14 +179,9 @@ func (k *Kernel) checkProvider(model string) error {
 	return mapErr(err)
 }
 
-// runTurn registers a turn (for Cancel and Drain), serialises turns per session and runs the agent.
-func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
-	return chatRole{k}.runTurnMoved(ctx, tr, nil, emit)
-}
-
-// runTurnMoved is runTurn that first makes a branch move (move, when set) under the session's
-// lock: a regenerate or an edit (branches.go).
-func (k chatRole) runTurnMoved(ctx context.Context, tr agent.TurnRequest, move func(context.Context) error, emit func(client.ChatEvent)) (client.ChatResult, error) {
+// runTurn registers a turn (for Cancel and Drain), serialises turns per session and runs the
+// agent, after move (when set: a regenerate's or an edit's branch move) under the session's lock.
+func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, move func(context.Context) error, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	if emit == nil {
 		emit = func(client.ChatEvent) {}
 	}
@@ -200,12 +197,8 @@ func (k chatRole) runTurnMoved(ctx context.Context, tr agent.TurnRequest, move f
 	}
 	k.turns[tr.TurnID] = &turn{id: tr.TurnID, session: tr.Session, cancel: cancel}
 	k.turnWG.Add(1)
-	lock := k.sessLock[tr.Session]
-	if lock == nil {
-		lock = &sync.Mutex{}
-		k.sessLock[tr.Session] = lock
-	}
 	k.turnMu.Unlock()
+	lock := sessionRole{k}.sessionLock(tr.Session)
 	defer func() {
 		k.turnMu.Lock()
 		delete(k.turns, tr.TurnID)
@@ -217,11 +210,6 @@ func (k chatRole) runTurnMoved(ctx context.Context, tr agent.TurnRequest, move f
 	if move != nil {
 		if err := move(tctx); err != nil {
 			return client.ChatResult{}, err
-		}
-		if tr.Again != 0 { // the question as stored: its attachments' text reaches the model again
-			if hit, err := k.db.Events(tctx, []int64{tr.Again}); err == nil && len(hit) == 1 {
-				tr.Blocks = hit[0].Event.Blocks
-			}
 		}
 	}
 
@@ -362,9 +350,9 @@ func (k sessionRole) History(ctx context.Context, id string, limit int) ([]clien
 	}
 	out := make([]client.Message, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, toMessage(e))
+		out = append(out, memadmin.Message(e))
 	}
-	return out, k.withBranches(ctx, id, out)
+	return out, k.admin.WithBranches(ctx, id, out)
 }
 
 // Tools implements client.Service.

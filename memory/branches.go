@@ -24,3 +24,12 @@ type Branches interface {
 	// SessionEventIDs returns the ids of every event of a session, on every branch, in id order.
 	SessionEventIDs(ctx context.Context, session string) ([]int64, error)
 }
+
+// Meta keys of a turn's final assistant event: the provider's usage summed over the turn's LLM
+// calls, the turn's wall time in milliseconds and the model that answered.
+const (
+	MetaPromptTokens     = "usage.prompt_tokens"
+	MetaCompletionTokens = "usage.completion_tokens"
+	MetaMillis           = "usage.ms"
+	MetaModel            = "model"
+)

@@ -59,15 +59,6 @@ type Result struct {
 	Model  string // the model that gave the last answer, as the provider named it
 }
 
-// Meta keys of a turn's final assistant event: the provider's usage summed over the turn's LLM
-// calls, the turn's wall time and the model that answered.
-const (
-	MetaPromptTokens     = "usage.prompt_tokens"
-	MetaCompletionTokens = "usage.completion_tokens"
-	MetaMillis           = "usage.ms"
-	MetaModel            = "model"
-)
-
 // Stop reasons of [Result].
 const (
 	StopDone         = "done"
@@ -143,6 +134,11 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 		}
 	}
 	if req.Again != 0 { // the question is stored already; the model sees it once, last
+		for _, e := range hist {
+			if e.ID == req.Again {
+				req.Blocks = e.Blocks // its attachments' text reaches the model again
+			}
+		}
 		hist = slices.DeleteFunc(hist, func(e memory.Event) bool { return e.ID == req.Again })
 	} else {
 		user := t.event(memory.RoleUser, t.input)
@@ -333,12 +329,12 @@ func (t *turn) finish(ctx context.Context, text, reasoning, stop string) (Result
 	ev.Reasoning = reasoning
 	if t.res.Rounds > 0 {
 		ev.Meta = map[string]string{
-			MetaPromptTokens:     strconv.Itoa(t.res.Usage.PromptTokens),
-			MetaCompletionTokens: strconv.Itoa(t.res.Usage.CompletionTokens),
-			MetaMillis:           strconv.FormatInt(t.a.opts.Clock().Sub(t.start).Milliseconds(), 10),
+			memory.MetaPromptTokens:     strconv.Itoa(t.res.Usage.PromptTokens),
+			memory.MetaCompletionTokens: strconv.Itoa(t.res.Usage.CompletionTokens),
+			memory.MetaMillis:           strconv.FormatInt(t.a.opts.Clock().Sub(t.start).Milliseconds(), 10),
 		}
 		if t.res.Model != "" {
-			ev.Meta[MetaModel] = t.res.Model
+			ev.Meta[memory.MetaModel] = t.res.Model
 		}
 	}
 	if err := t.commit(ctx, ev); err != nil {

@@ -1,12 +1,17 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
+	"strings"
 	"reflect"
 	"testing"
 
 	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/backup"
 	"github.com/hologramagent/hologram/memory/sqlite"
 )
 
@@ -202,5 +207,55 @@ func TestBranchesMigration(t *testing.T) {
 	}
 	if hb, _ := s.History(ctx, "b", 0); len(hb) != 1 || hb[0].ID != b[0] || hb[0].Parent != 0 {
 		t.Errorf("session b = %+v", hb)
+	}
+}
+
+// TestBranchesBackup: a full JSON backup keeps the tree and the current branch; restored into
+// a new store, History, the branch points and recall are the same.
+func TestBranchesBackup(t *testing.T) {
+	ctx := context.Background()
+	src := openTemp(t)
+	if _, err := src.CreateSession(ctx, memory.Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := chat(t, src, "s", "what is a walrus", "a pinniped")
+	if err := src.SetHead(ctx, "s", ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := src.AppendEvents(ctx, []memory.Event{{Session: "s", Role: memory.RoleAssistant, Content: "a tusked seal"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc bytes.Buffer
+	if err := backup.ExportJSON(ctx, src, &doc, backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTemp(t)
+	if _, err := backup.RestoreJSON(ctx, dst, bytes.NewReader(doc.Bytes()), backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := historyIDs(t, dst, "s"), []int64{ids[0], evs[0].ID}; !reflect.DeepEqual(got, want) {
+		t.Errorf("restored History = %v, want %v", got, want)
+	}
+	kids, _ := dst.Children(ctx, "s", []int64{ids[0]})
+	if !reflect.DeepEqual(kids[ids[0]], []int64{ids[1], evs[0].ID}) {
+		t.Errorf("restored children = %v", kids)
+	}
+	if hits, _ := dst.SearchTerms(ctx, memory.TextQuery{Terms: []string{"pinniped"}, Viewer: memory.OwnerViewer}); len(hits) != 0 {
+		t.Errorf("the off-branch reply is recalled after restore: %v", hits)
+	}
+	// A backup written before branches (no parents) restores as one chain per session.
+	old := regexp.MustCompile(`,"(parent":\d+|off_branch":true)`).ReplaceAll(doc.Bytes(), nil)
+	legacy := openTemp(t)
+	if _, err := backup.RestoreJSON(ctx, legacy, bytes.NewReader(old), backup.Options{}); err != nil {
+		t.Fatalf("restore of a backup without parents: %v\n%s", err, old)
+	}
+	if got, want := historyIDs(t, legacy, "s"), []int64{ids[0], ids[1], evs[0].ID}; !reflect.DeepEqual(got, want) {
+		t.Errorf("legacy restore History = %v, want %v (one chain)", got, want)
+	}
+	// A parent from another session is refused.
+	bad := bytes.Replace(doc.Bytes(), []byte(fmt.Sprintf(`"parent":%d`, ids[0])), []byte(`"parent":999`), 1)
+	if _, err := backup.RestoreJSON(ctx, openTemp(t), bytes.NewReader(bad), backup.Options{}); err == nil || !strings.Contains(err.Error(), "parent 999") {
+		t.Errorf("restore with a dangling parent: %v", err)
 	}
 }

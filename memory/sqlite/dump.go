@@ -511,6 +511,9 @@ func (rs *restorer) Commit() error {
 		sessions = append(sessions, id)
 	}
 	s.tails.invalidate(sessions...)
+	if rs.branched {
+		s.branched.Store(true)
+	}
 	s.stats.mu.Lock()
 	s.stats.docs, s.stats.terms = 0, 0
 	s.stats.mu.Unlock()

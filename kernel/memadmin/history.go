@@ -1,0 +1,141 @@
+package memadmin
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// Message is an event as the API shows it in a history.
+func Message(e memory.Event) client.Message {
+	m := client.Message{ID: e.ID, Time: e.Time, Role: string(e.Role), Content: e.Content, ToolCallID: e.ToolCallID,
+		ToolName: e.ToolName, ToolStatus: e.ToolStatus, TurnID: e.TurnID, Parent: e.Parent}
+	for _, c := range e.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, client.ToolCall(c))
+	}
+	for _, b := range e.Blocks {
+		m.Blocks = append(m.Blocks, BlockOut(b))
+	}
+	if e.Role == memory.RoleAssistant && e.Meta[memory.MetaMillis] != "" {
+		p, _ := strconv.Atoi(e.Meta[memory.MetaPromptTokens])
+		c, _ := strconv.Atoi(e.Meta[memory.MetaCompletionTokens])
+		ms, _ := strconv.ParseInt(e.Meta[memory.MetaMillis], 10, 64)
+		m.Usage = &client.Usage{PromptTokens: p, CompletionTokens: c, Millis: ms}
+		m.Model = e.Meta[memory.MetaModel]
+	}
+	return m
+}
+
+// WithBranches sets Branch on the messages that have siblings.
+func (a *Admin) WithBranches(ctx context.Context, session string, msgs []client.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	parents := make([]int64, 0, len(msgs))
+	seen := map[int64]bool{}
+	for _, m := range msgs {
+		if !seen[m.Parent] {
+			seen[m.Parent] = true
+			parents = append(parents, m.Parent)
+		}
+	}
+	kids, err := a.DB.Children(ctx, session, parents)
+	if err != nil {
+		return mapErr(err)
+	}
+	for i := range msgs {
+		sib := kids[msgs[i].Parent]
+		if len(sib) < 2 {
+			continue
+		}
+		for j, id := range sib {
+			if id == msgs[i].ID {
+				msgs[i].Branch = &client.Branch{Index: j + 1, Count: len(sib), Siblings: sib}
+			}
+		}
+	}
+	return nil
+}
+
+// HistoryPage is a page of a session the caller checked exists ([client.BranchService]).
+func (a *Admin) HistoryPage(ctx context.Context, q client.HistoryQuery) (client.HistoryPage, error) {
+	switch {
+	case q.Limit < 0 || q.Limit > client.MaxHistoryPage:
+		return client.HistoryPage{}, invalid("limit must be 1 to %d, got %d", client.MaxHistoryPage, q.Limit)
+	case q.Before < 0:
+		return client.HistoryPage{}, invalid("before must be a message id, got %d", q.Before)
+	case q.Limit == 0:
+		q.Limit = client.DefaultHistoryPage
+	}
+	evs, more, err := a.DB.HistoryPage(ctx, q.Session, q.Before, q.Limit)
+	if err != nil {
+		return client.HistoryPage{}, mapErr(err)
+	}
+	out := client.HistoryPage{Messages: make([]client.Message, 0, len(evs)), More: more}
+	for _, e := range evs {
+		out.Messages = append(out.Messages, Message(e))
+	}
+	return out, a.WithBranches(ctx, q.Session, out.Messages)
+}
+
+// MoveHead makes the path to head the session's current branch and drops the engine's window.
+func (a *Admin) MoveHead(ctx context.Context, session string, head int64) error {
+	if err := a.DB.SetHead(ctx, session, head); err != nil {
+		return mapErr(err)
+	}
+	a.Mem.BranchChanged(session)
+	a.Log.Info("session branch moved", "session", session, "head", head)
+	return nil
+}
+
+// BranchTurn checks a regenerate (of message regenerate, without input or attachments) or an
+// edit (of user message edit, with the new input) on the session's current branch and returns
+// the turn's input, the stored user event the turn answers again (regenerate; 0 for an edit)
+// and the head to move to before the turn.
+func (a *Admin) BranchTurn(ctx context.Context, session string, regenerate, edit int64, input string, attachments bool) (string, int64, int64, error) {
+	if regenerate != 0 && edit != 0 {
+		return "", 0, 0, invalid("regenerate and edit exclude each other")
+	}
+	id := regenerate + edit
+	hit, err := a.DB.Events(ctx, []int64{id})
+	if err != nil {
+		return "", 0, 0, mapErr(err)
+	}
+	if len(hit) == 0 || hit[0].Event.Session != session {
+		return "", 0, 0, fmt.Errorf("%w: message %d is not in session %s", client.ErrNotFound, id, session)
+	}
+	e := hit[0].Event
+	if e.OffBranch {
+		return "", 0, 0, invalid("message %d is not on the session's current branch (switch to its branch first)", id)
+	}
+	if edit != 0 {
+		if e.Role != memory.RoleUser {
+			return "", 0, 0, invalid("only a user message can be edited; message %d is the %s's", id, e.Role)
+		}
+		if input == "" {
+			return "", 0, 0, invalid("input is empty: an edit carries the message's new text")
+		}
+		return input, 0, e.Parent, nil
+	}
+	if input != "" || attachments {
+		return "", 0, 0, invalid("regenerate takes no input or attachments (it answers the stored message again; edit it instead)")
+	}
+	// The user message whose turn this is: the message itself or the nearest one before it.
+	hist, err := a.DB.History(ctx, session, 0)
+	if err != nil {
+		return "", 0, 0, mapErr(err)
+	}
+	var user int64
+	for _, h := range hist {
+		if h.Role == memory.RoleUser && h.ID <= id {
+			user, input = h.ID, h.Content
+		}
+	}
+	if user == 0 {
+		return "", 0, 0, invalid("message %d answers no user message; there is nothing to regenerate", id)
+	}
+	return input, user, user, nil
+}
