@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
-	"reflect"
 	"testing"
 
 	"github.com/hologramagent/hologram/memory"
