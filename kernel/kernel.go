@@ -183,6 +183,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	k.store = observedStore{Store: deps.Store, onAppend: m.Appended}
 	k.agent = agent.New(agent.Options{
 		Window:       m.ContextWindow,
+		BasePrompt:   k.admin.RenderBasePrompt,
 		Store:        k.store,
 		Provider:     k.resolveProvider,
 		Clock:        deps.Clock,

@@ -152,8 +152,16 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 	}
 
 	var msgs []llm.Message
-	if sess.SystemPrompt != "" {
-		msgs = append(msgs, llm.Message{Role: "system", Content: sess.SystemPrompt})
+	system := sess.SystemPrompt
+	if a.opts.BasePrompt != nil {
+		if base := strings.TrimSpace(a.opts.BasePrompt(ctx, req.Session, req.Scope)); base != "" && system != "" {
+			system = base + "\n\n" + system
+		} else if base != "" {
+			system = base
+		}
+	}
+	if system != "" {
+		msgs = append(msgs, llm.Message{Role: "system", Content: system})
 	}
 	msgs = append(msgs, historyMessages(hist, a.opts.MaxResultBytes)...)
 	msgs = append(msgs, llm.Message{Role: "user", Content: inputPreview(t.input, a.opts.MaxResultBytes) + attachmentText(req.Blocks)})

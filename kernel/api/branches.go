@@ -12,6 +12,37 @@ import (
 // GET /api/v1/sessions/{id}/history with before= or page=1 (handleHistory).
 func (s *Server) branchRoutes() {
 	s.mux.HandleFunc("POST /api/v1/sessions/{id}/branch", s.handleSwitchBranch)
+	s.mux.HandleFunc("GET /api/v1/prompt", s.handleBasePrompt)
+	s.mux.HandleFunc("PUT /api/v1/prompt", s.handleSetBasePrompt)
+}
+
+// handleBasePrompt answers GET /api/v1/prompt: the base system prompt.
+func (s *Server) handleBasePrompt(w http.ResponseWriter, r *http.Request) {
+	p, err := s.b.BasePrompt(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// handleSetBasePrompt answers PUT /api/v1/prompt {"template", "default", "owner"}.
+func (s *Server) handleSetBasePrompt(w http.ResponseWriter, r *http.Request) {
+	var in client.BasePrompt
+	if err := s.decodeJSON(w, r, &in, decodeOptions{}); err != nil {
+		s.writeError(w, r, err.status, err.msg)
+		return
+	}
+	if in.Preview != "" {
+		s.writeError(w, r, http.StatusBadRequest, "preview is read only")
+		return
+	}
+	p, err := s.b.SetBasePrompt(r.Context(), in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
 }
 
 // handleHistoryPage answers GET /api/v1/sessions/{id}/history?page=1&before=ID&limit=N: one page

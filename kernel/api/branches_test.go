@@ -44,6 +44,9 @@ func TestBranchRoutes(t *testing.T) {
 		{"switch", "POST", "/api/v1/sessions/trip/branch", `{"message":12}`, 204, "", "switch trip 12"},
 		{"switch without message", "POST", "/api/v1/sessions/trip/branch", `{}`, 400, "message must be a message id", ""},
 		{"switch unknown field", "POST", "/api/v1/sessions/trip/branch", `{"id":12}`, 400, `unknown field "id"`, ""},
+		{"base prompt", "GET", "/api/v1/prompt", "", 200, `"default":true`, ""},
+		{"set base prompt", "PUT", "/api/v1/prompt", `{"template":"Hi {owner}","owner":"Sasha"}`, 200, `"owner":"Sasha"`, `prompt "Hi {owner}" false "Sasha"`},
+		{"set preview", "PUT", "/api/v1/prompt", `{"template":"x","preview":"y"}`, 400, "preview is read only", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,4 +68,13 @@ func TestBranchRoutes(t *testing.T) {
 			}
 		})
 	}
+}
+
+func (f *fakeBackend) BasePrompt(ctx context.Context) (client.BasePrompt, error) {
+	return client.BasePrompt{Template: "You are {owner}'s agent.", Default: true}, nil
+}
+
+func (f *fakeBackend) SetBasePrompt(ctx context.Context, p client.BasePrompt) (client.BasePrompt, error) {
+	branchCalls[f] = append(branchCalls[f], fmt.Sprintf("prompt %q %v %q", p.Template, p.Default, p.Owner))
+	return p, nil
 }

@@ -25,6 +25,7 @@ type Service interface {
 	MemoryService
 	ModelService
 	ApprovalService
+	PromptService
 }
 
 // SystemService is the kernel's liveness, state and pause switch.
