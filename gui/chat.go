@@ -60,6 +60,14 @@ type ChatMessage struct {
 	Streaming bool
 	// Stopped says the user stopped the turn before it finished.
 	Stopped bool
+	// ID is the stored message (the first of an assistant turn); 0 until the history has it.
+	ID int64
+	// Branch is set where the session's branches part (‹Index/Count›): regenerated replies
+	// and edited messages (chat_branches.go).
+	Branch *client.Branch
+	// Usage is a finished reply's token counts and time; Model the model that answered.
+	Usage *client.Usage
+	Model string
 
 	retry *chatRetry // an error's way to try again ([ChatVM.Retry]); nil: none
 }
@@ -305,6 +313,7 @@ func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
 	s.msgs, s.loaded = msgs, true
 	vm.mu.Unlock()
 	vm.notify(ChatChange{Kind: ChatMessagesChanged, Session: id})
+	vm.trace("history", map[string]any{"session": id, "messages": len(msgs)})
 	return nil
 }
 
@@ -318,7 +327,7 @@ func chatFromHistory(hist []client.Message) []ChatMessage {
 		switch m.Role {
 		case ChatRoleUser:
 			out = append(out, ChatMessage{Role: ChatRoleUser, Text: m.Content, TurnID: m.TurnID, Time: m.Time,
-				Attachments: chatBlocks(m.Blocks)})
+				Attachments: chatBlocks(m.Blocks), ID: m.ID, Branch: m.Branch})
 		case ChatRoleAssistant:
 			var tools []ChatTool
 			for _, c := range m.ToolCalls {
@@ -328,10 +337,13 @@ func chatFromHistory(hist []client.Message) []ChatMessage {
 				out[last].Text = chatJoin(out[last].Text, m.Content)
 				out[last].Tools = append(out[last].Tools, tools...)
 				out[last].Attachments = append(out[last].Attachments, chatBlocks(m.Blocks)...)
+				if m.Usage != nil {
+					out[last].Usage, out[last].Model = m.Usage, m.Model
+				}
 				continue
 			}
 			out = append(out, ChatMessage{Role: ChatRoleAssistant, Text: m.Content, Tools: tools, TurnID: m.TurnID,
-				Time: m.Time, Attachments: chatBlocks(m.Blocks)})
+				Time: m.Time, Attachments: chatBlocks(m.Blocks), ID: m.ID, Branch: m.Branch, Usage: m.Usage, Model: m.Model})
 		case "tool": // the result of a call of the assistant message before
 			if last < 0 || out[last].Role != ChatRoleAssistant {
 				continue
@@ -712,7 +724,7 @@ func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req clien
 		if res.Text != "" {
 			reply.Text = res.Text
 		}
-		reply.TurnID = res.TurnID
+		reply.TurnID, reply.Usage = res.TurnID, res.Usage
 		traced = append(traced, TraceMessage{Role: ChatRoleAssistant, Text: reply.Text})
 		changes = append(changes, ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg})
 	case t.stopped:
@@ -757,6 +769,9 @@ func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req clien
 	vm.notify(changes...)
 	if t.started {
 		vm.refreshSessions()
+	}
+	if err == nil {
+		vm.refreshIDs(id) // the stored ids, for regenerate, edit and branches
 	}
 }
 

@@ -497,6 +497,11 @@ type chatBubble struct {
 
 	role0, text0  string // what rich shows
 	tools0, atts0 string // what tools and atts show
+
+	// Branches and usage (chat_branches.go): ‹ i/n ›, Edit (a user message), Regenerate (a
+	// reply), and a reply's token counts and speed.
+	prev, next, edit, regen *widget.Button
+	branch, usage           *widget.Label
 }
 
 func newChatBubble(v *chatView, index int) *chatBubble {
@@ -533,8 +538,9 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 	b.errRetry.Importance = widget.HighImportance
 	b.errBox = container.NewVBox(b.errWhat, b.errTodo, container.NewHBox(b.errRetry), b.errDetails)
 	b.errBox.Hide()
-	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.copy)
-	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich, b.errBox)))
+	b.newBranchControls()
+	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.prev, b.branch, b.next, b.edit, b.regen, b.copy)
+	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich, b.usage, b.errBox)))
 	return b
 }
 
@@ -577,6 +583,7 @@ func (b *chatBubble) render(m ChatMessage) {
 		}
 		b.rich.Refresh()
 	}
+	b.renderBranch(m)
 	chatShowIf(b.rich, m.Text != "" && m.Role != ChatRoleError)
 	chatShowIf(b.errBox, m.Role == ChatRoleError)
 	chatShowIf(b.errRetry, m.Role == ChatRoleError && m.retry != nil)
