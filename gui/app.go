@@ -494,6 +494,8 @@ func (a *App) chatTrace(quick bool) func(kind string, v any) {
 			if x.Role == ChatRoleAssistant && a.windowHidden(quick) {
 				a.notes.reply(quick, x.Text)
 			}
+		case TraceHistory:
+			fields["session"], fields["messages"] = x.Session, x.Messages
 		case string:
 			fields["text"] = x
 		default:

@@ -27,8 +27,8 @@ type ChatOptions struct {
 	// Channel is sent with every turn; "" means "gui".
 	Channel string
 	// Trace, when set, is called with ("message", [TraceMessage]) when a message is complete in
-	// the view-model and with ("error", text) when an error is shown. It may be called from
-	// any goroutine.
+	// the view-model, ("history", [TraceHistory]) when a history is loaded and with ("error",
+	// text) when an error is shown. It may be called from any goroutine.
 	Trace func(kind string, v any)
 }
 
@@ -36,6 +36,13 @@ type ChatOptions struct {
 type TraceMessage struct {
 	Role string `json:"role"`
 	Text string `json:"text"`
+}
+
+// TraceHistory is what [ChatOptions].Trace receives ("history") when a session's history is
+// in the view-model.
+type TraceHistory struct {
+	Session  string `json:"session"`
+	Messages int    `json:"messages"`
 }
 
 // Roles of a [ChatMessage].
@@ -313,7 +320,7 @@ func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
 	s.msgs, s.loaded = msgs, true
 	vm.mu.Unlock()
 	vm.notify(ChatChange{Kind: ChatMessagesChanged, Session: id})
-	vm.trace("history", map[string]any{"session": id, "messages": len(msgs)})
+	vm.trace("history", TraceHistory{Session: id, Messages: len(msgs)})
 	return nil
 }
 

@@ -165,7 +165,11 @@ func chatUsageText(u *client.Usage, model string) string {
 	if tps := u.TokensPerSecond(); tps > 0 {
 		parts = append(parts, Tf("%.1f tokens/s", tps))
 	}
-	parts = append(parts, fmt.Sprintf("%.1f s", float64(u.Millis)/1000))
+	if u.Millis < 1000 {
+		parts = append(parts, fmt.Sprintf("%d ms", u.Millis))
+	} else {
+		parts = append(parts, fmt.Sprintf("%.1f s", float64(u.Millis)/1000))
+	}
 	if model != "" {
 		parts = append(parts, model)
 	}

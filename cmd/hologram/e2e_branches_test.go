@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
@@ -37,7 +38,7 @@ func TestRealWindowBranches(t *testing.T) {
 	}
 	fake.Script(llmtest.Reply{Text: "Walruses (*Odobenus rosmarus*) are tusked pinnipeds:\n\n" +
 		"- they haul out on **sea ice** and beaches,\n- they dive for clams on the sea floor,\n- an adult bull weighs up to 1.5 tonnes.",
-		Usage: &llm.Usage{PromptTokens: 412, CompletionTokens: 38}})
+		Usage: &llm.Usage{PromptTokens: 412, CompletionTokens: 38}, Delay: func() { time.Sleep(1500 * time.Millisecond) }})
 	if _, err := kc.Chat(ctx, client.ChatRequest{Regenerate: h[1].ID}, nil); err != nil {
 		t.Fatal(err)
 	}
