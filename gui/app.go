@@ -496,6 +496,8 @@ func (a *App) chatTrace(quick bool) func(kind string, v any) {
 			}
 		case TraceHistory:
 			fields["session"], fields["messages"] = x.Session, x.Messages
+		case TraceRendered:
+			fields["session"], fields["messages"], fields["ms"] = x.Session, x.Messages, x.Millis
 		case string:
 			fields["text"] = x
 		default:

@@ -126,6 +126,8 @@ const (
 	ChatInstructionsChanged
 	// ChatErrorChanged: [ChatVM.Err].
 	ChatErrorChanged
+	// ChatOlderLoaded: Index older messages were put in front ([ChatVM.LoadOlder]).
+	ChatOlderLoaded
 )
 
 // ChatChange is one change of a [ChatVM], reported to its listeners.
@@ -137,8 +139,10 @@ type ChatChange struct {
 	Index int
 }
 
-// chatHistoryLimit is how many past messages a session shows.
-const chatHistoryLimit = 200
+// chatHistoryLimit is how many stored messages (events: a tool call and its result count) a
+// history page holds: a session opens with its newest page and scrolling to the top reads the
+// page before it (chat_pages.go), so a long chat never loads whole.
+const chatHistoryLimit = 60
 
 // chatCallTimeout bounds the calls the view-model makes on its own (cancel, sessions refresh).
 const chatCallTimeout = 10 * time.Second
@@ -175,6 +179,10 @@ type ChatVM struct {
 type chatSession struct {
 	msgs   []ChatMessage
 	loaded bool
+	// hist is the stored history msgs came from (its oldest pages may be loaded later), more
+	// says older pages exist (chat_pages.go).
+	hist []client.Message
+	more bool
 	draft  string
 	atts   []client.Attachment
 	turn   *chatTurn
@@ -306,11 +314,11 @@ func (vm *ChatVM) reload(ctx context.Context) error {
 
 // loadHistory replaces a session's messages by its history, unless a turn runs there.
 func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
-	hist, err := vm.svc.History(ctx, id, chatHistoryLimit)
+	page, err := vm.svc.HistoryPage(ctx, client.HistoryQuery{Session: id, Limit: chatHistoryLimit})
 	if err != nil {
 		return fmt.Errorf("%s: %w", Tf("Could not load the history of %s", id), err)
 	}
-	msgs := chatFromHistory(hist)
+	msgs := chatFromHistory(page.Messages)
 	vm.mu.Lock()
 	s := vm.sess(id)
 	if s.turn != nil {
@@ -318,6 +326,7 @@ func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
 		return nil
 	}
 	s.msgs, s.loaded = msgs, true
+	s.hist, s.more = page.Messages, page.More
 	vm.mu.Unlock()
 	vm.notify(ChatChange{Kind: ChatMessagesChanged, Session: id})
 	vm.trace("history", TraceHistory{Session: id, Messages: len(msgs)})

@@ -126,11 +126,11 @@ func (vm *ChatVM) branchTurn(req client.ChatRequest, keep int, user *ChatMessage
 func (vm *ChatVM) refreshIDs(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), chatCallTimeout)
 	defer cancel()
-	hist, err := vm.svc.History(ctx, id, chatHistoryLimit)
+	page, err := vm.svc.HistoryPage(ctx, client.HistoryQuery{Session: id, Limit: chatHistoryLimit})
 	if err != nil {
 		return // the streamed messages stay as they are, without ids
 	}
-	stored := chatFromHistory(hist)
+	stored := chatFromHistory(page.Messages)
 	vm.mu.Lock()
 	s := vm.sess(id)
 	if s.turn != nil {

@@ -61,6 +61,11 @@ type chatView struct {
 	// follow keeps the messages scrolled to the newest one, also across layouts (the history
 	// of a session arrives before the view has its size); scrolling up clears it.
 	follow bool
+	// selected is the session picked in the list at selectedAt, until its messages rendered;
+	// loadingOlder is set while the page before is read (chat_pages.go).
+	selected     string
+	selectedAt   time.Time
+	loadingOlder bool
 }
 
 // chatStickLayout gives the messages' scroll all its space and, while the view follows the
@@ -116,6 +121,7 @@ func (v *chatView) build() fyne.CanvasObject {
 	v.scroll.OnScrolled = func(p fyne.Position) {
 		// Scrolled up by the owner: stay there; back at the end: follow the new messages again.
 		v.follow = p.Y >= v.scroll.Content.Size().Height-v.scroll.Size().Height-1
+		v.scrolled(p) // at the top: the page before (chat_pages.go)
 	}
 
 	v.input = newChatInput(v.sendDraft)
@@ -171,6 +177,7 @@ func (v *chatView) build() fyne.CanvasObject {
 			return
 		}
 		id := v.sessions[i].ID
+		v.selected, v.selectedAt = id, time.Now() // for the "chat_rendered" trace
 		v.vm.Go(func() { _ = v.vm.SelectSession(context.Background(), id) }) // errors: the banner
 	}
 	v.newSession = widget.NewButtonWithIcon(T("New session"), theme.ContentAddIcon(), v.askNewSession)
@@ -201,6 +208,8 @@ func (v *chatView) changed(c ChatChange) {
 		v.refreshAll()
 	case ChatMessagesChanged:
 		v.refreshMessages()
+	case ChatOlderLoaded:
+		v.olderLoaded()
 	case ChatMessageAdded:
 		if m, ok := v.vm.Message(c.Index); ok && c.Index == len(v.bubbles) {
 			b := newChatBubble(v, c.Index)
@@ -309,6 +318,7 @@ func (v *chatView) refreshMessages() {
 	}
 	clear(v.dirty)
 	v.scrollToEnd() // a session opens at its newest message
+	v.rendered(len(msgs))
 }
 
 // flush renders the messages changed since the last render.
