@@ -181,11 +181,11 @@ type chatSession struct {
 	loaded bool
 	// hist is the stored history msgs came from (its oldest pages may be loaded later), more
 	// says older pages exist (chat_pages.go).
-	hist []client.Message
-	more bool
-	draft  string
-	atts   []client.Attachment
-	turn   *chatTurn
+	hist  []client.Message
+	more  bool
+	draft string
+	atts  []client.Attachment
+	turn  *chatTurn
 }
 
 // chatTurn is a running turn.

@@ -177,7 +177,7 @@ func (v *chatView) build() fyne.CanvasObject {
 			return
 		}
 		id := v.sessions[i].ID
-		v.selected, v.selectedAt = id, time.Now() // for the "chat_rendered" trace
+		v.selected, v.selectedAt = id, time.Now()                            // for the "chat_rendered" trace
 		v.vm.Go(func() { _ = v.vm.SelectSession(context.Background(), id) }) // errors: the banner
 	}
 	v.newSession = widget.NewButtonWithIcon(T("New session"), theme.ContentAddIcon(), v.askNewSession)
