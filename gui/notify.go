@@ -18,7 +18,7 @@ const pluginPollInterval = 10 * time.Second
 // notifier sends desktop notifications (org.freedesktop.Notifications through
 // fyne.App.SendNotification) about what happens while the user cannot see it:
 //   - a reply that finished in a hidden chat window (main or quick chat);
-//   - a plugin that failed (entered "backoff" or "tripped") while the main window is hidden,
+//   - a plugin that failed (entered "backoff", "tripped" or "failed") while the main window is hidden,
 //     found by polling svc.Plugins every 10 s.
 //
 // Approvals (approvals.go) are shown in a dialog and, while the window is hidden, notified here
@@ -95,7 +95,9 @@ func (n *notifier) watchPlugins(ctx context.Context, hidden func() bool, after f
 	}
 }
 
-func pluginFailing(state string) bool { return state == "backoff" || state == "tripped" }
+func pluginFailing(state string) bool {
+	return state == "backoff" || state == "tripped" || state == "failed"
+}
 
 // excerpt shortens s to at most n runes on one line, with an ellipsis.
 func excerpt(s string, n int) string {

@@ -153,6 +153,8 @@ func pluginStateText(state string) string {
 		return T("waiting to restart")
 	case "tripped":
 		return T("stopped after repeated failures")
+	case "failed":
+		return T("failed: never answered")
 	case "stopped":
 		return T("stopped")
 	case "disabled":

@@ -203,7 +203,7 @@ func TestPluginText(t *testing.T) {
 		}
 	}
 	for state, want := range map[string]string{"running": "running", "backoff": "waiting to restart",
-		"tripped": "stopped after repeated failures", "weird": "weird"} {
+		"tripped": "stopped after repeated failures", "failed": "failed: never answered", "weird": "weird"} {
 		if got := pluginStateText(state); got != want {
 			t.Errorf("pluginStateText(%q) = %q, want %q", state, got, want)
 		}

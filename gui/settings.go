@@ -93,7 +93,10 @@ type SettingsVM struct {
 	// ProvName, ProvURL, ProvModel, ProvKey and ProvPriority are the add-or-replace form; the
 	// key only passes through to the kernel, which seals it, and is cleared once sent.
 	ProvName, ProvURL, ProvModel, ProvKey, ProvPriority binding.String
-	ProvStatus                                          SettingsStatus
+	// ProvVision is whether the model takes images: VisionAuto (ask the server), VisionYes or
+	// VisionNo.
+	ProvVision binding.String
+	ProvStatus SettingsStatus
 	// Busy is true while a provider call runs.
 	Busy binding.Bool
 
@@ -131,7 +134,7 @@ func NewSettingsVM(svc client.Service, env SettingsEnv) *SettingsVM {
 		svc: svc, env: env,
 		Providers: newSliceBinding[client.Provider](),
 		ProvName:  binding.NewString(), ProvURL: binding.NewString(), ProvModel: binding.NewString(),
-		ProvKey: binding.NewString(), ProvPriority: binding.NewString(), ProvStatus: newSettingsStatus(),
+		ProvKey: binding.NewString(), ProvPriority: binding.NewString(), ProvVision: binding.NewString(), ProvStatus: newSettingsStatus(),
 		Busy:    binding.NewBool(),
 		Remotes: newSliceBinding[RemoteConn](), RemoteURL: binding.NewString(), RemoteToken: binding.NewString(),
 		RemoteFingerprint: binding.NewString(), RemoteInsecure: binding.NewBool(), RemoteWarning: binding.NewString(),
@@ -179,6 +182,7 @@ func (vm *SettingsVM) EditProvider(p client.Provider) {
 	_ = vm.ProvModel.Set(p.Model)
 	_ = vm.ProvKey.Set("")
 	_ = vm.ProvPriority.Set(strconv.Itoa(p.Priority))
+	_ = vm.ProvVision.Set(visionChoice(p.Vision))
 	msg := Tf("Editing %s: saving replaces it.", p.Name)
 	if p.HasKey {
 		msg = Tf("Editing %s: saving replaces it. Its key is stored encrypted and never shown: leave the key empty to keep it, or type a new one.", p.Name)
@@ -208,6 +212,12 @@ func (vm *SettingsVM) providerForm() (client.ProviderConfig, error) {
 	if err != nil {
 		return client.ProviderConfig{}, err
 	}
+	switch v, _ := vm.ProvVision.Get(); v {
+	case VisionYes:
+		p.Vision = new(true)
+	case VisionNo:
+		p.Vision = new(false)
+	}
 	list, _ := vm.Providers.Get()
 	for _, old := range list {
 		if old.Name == p.Name && old.HasKey && p.APIKey == "" {
@@ -232,7 +242,7 @@ func (vm *SettingsVM) SaveProvider(ctx context.Context) (client.Provider, error)
 		vm.ProvStatus.set(Tf("Could not save the provider: %v", err), true)
 		return client.Provider{}, fmt.Errorf("add provider %s: %w", p.Name, err)
 	}
-	for _, b := range []binding.String{vm.ProvName, vm.ProvURL, vm.ProvModel, vm.ProvKey, vm.ProvPriority} {
+	for _, b := range []binding.String{vm.ProvName, vm.ProvURL, vm.ProvModel, vm.ProvKey, vm.ProvPriority, vm.ProvVision} {
 		_ = b.Set("")
 	}
 	if err := vm.RefreshProviders(ctx); err != nil {
@@ -499,4 +509,22 @@ func (vm *SettingsVM) SetCloseToTray(on bool) {
 	if vm.env.OnCloseToTray != nil {
 		vm.env.OnCloseToTray(on)
 	}
+}
+
+// The choices of the provider form's "Images" field.
+const (
+	VisionAuto = "auto" // ask the server whether the model takes images
+	VisionYes  = "yes"
+	VisionNo   = "no"
+)
+
+// visionChoice is a provider's vision setting as the form's choice.
+func visionChoice(v *bool) string {
+	switch {
+	case v == nil:
+		return VisionAuto
+	case *v:
+		return VisionYes
+	}
+	return VisionNo
 }

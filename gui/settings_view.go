@@ -2,6 +2,7 @@ package gui
 
 import (
 	"context"
+	"slices"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -94,12 +95,25 @@ func settingsProviders(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 	key.SetPlaceHolder(T("Not needed for local servers"))
 	prio := widget.NewEntryWithData(vm.ProvPriority)
 	prio.SetPlaceHolder("0")
+	visionLabels := []string{T("Ask the server"), T("Yes, send images"), T("No, send their text")}
+	visionValues := []string{VisionAuto, VisionYes, VisionNo}
+	vision := widget.NewSelect(visionLabels, func(label string) {
+		if i := slices.Index(visionLabels, label); i >= 0 {
+			_ = vm.ProvVision.Set(visionValues[i])
+		}
+	})
+	vm.ProvVision.AddListener(binding.NewDataListener(func() {
+		v, _ := vm.ProvVision.Get()
+		i := max(slices.Index(visionValues, v), 0)
+		vision.SetSelected(visionLabels[i])
+	}))
 	form := widget.NewForm(
 		widget.NewFormItem(T("Name"), name),
 		widget.NewFormItem(T("Base URL"), base),
 		widget.NewFormItem(T("Model"), model),
 		widget.NewFormItem(T("API key"), key),
 		widget.NewFormItem(T("Priority"), prio),
+		widget.NewFormItem(T("Model takes images"), vision),
 	)
 	save := widget.NewButtonWithIcon(T("Save provider"), theme.DocumentSaveIcon(), func() {
 		vm.spawn(func(ctx context.Context) { _, _ = vm.SaveProvider(ctx) })

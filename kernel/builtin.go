@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -160,6 +161,12 @@ func (p *plugins) builtinSpecs(ctx context.Context, shadowed map[string]bool) ([
 			continue
 		}
 		on := b.Default
+		benv := append(slices.Clone(env), k.cfg.Builtin.Env[b.Name]...)
+		if b.Name == "a2a" && len(k.cfg.A2A.Peers) > 0 { // the agents to call ([[a2a.peers]]): on unless disabled
+			on = true
+			peers, _ := json.Marshal(k.cfg.A2A.Peers)
+			benv = append(benv, "HOLOGRAM_A2A_PEERS="+string(peers))
+		}
 		switch owner[builtinPrefix+b.Name] {
 		case "enabled":
 			on = true
@@ -173,7 +180,7 @@ func (p *plugins) builtinSpecs(ctx context.Context, shadowed map[string]bool) ([
 			on = false
 		}
 		specs = append(specs, host.Spec{Name: b.Name, Kind: host.KindNative, Dir: filepath.Join(dir, b.Name),
-			Env: append(slices.Clone(env), k.cfg.Builtin.Env[b.Name]...), Disabled: !on})
+			Env: benv, Disabled: !on})
 	}
 	p.builtinMu.Lock()
 	for _, s := range specs {

@@ -59,6 +59,7 @@ type ProviderSettings struct {
 	APIKey   string
 	Proxy    string
 	Priority int
+	Vision   *bool // the model takes images; nil: the provider asks the server
 }
 
 // OCRDeps are the assets of the OCR of images into text (memory/ocr.Assets).

@@ -465,6 +465,10 @@ func (t pluginTool) Run(ctx context.Context, args json.RawMessage) (string, erro
 			defer t.grants.grantUntil(tr.TurnID, t.plugin, dl)()
 		}
 	}
+	// The result's images go with it to a vision model (and are stored with it).
+	ctx = host.WithImageSink(ctx, func(mime string, data []byte) {
+		agent.AddResultImages(ctx, llm.Image{MIME: mime, Data: data, Name: "image from " + t.spec.Name})
+	})
 	return t.call(ctx, args)
 }
 

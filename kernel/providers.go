@@ -30,6 +30,7 @@ type storedProvider struct {
 	Model     string `json:"model"`
 	Proxy     string `json:"proxy,omitempty"`
 	Priority  int    `json:"priority"`
+	Vision    *bool  `json:"vision,omitempty"`
 	SealedKey string `json:"api_key_sealed,omitempty"`
 }
 
@@ -73,7 +74,7 @@ func (k *Kernel) reloadProviders(ctx context.Context) error {
 				continue
 			}
 		}
-		list = append(list, ProviderSettings{Name: sp.Name, BaseURL: sp.BaseURL, Model: sp.Model, APIKey: apiKey, Proxy: sp.Proxy, Priority: sp.Priority})
+		list = append(list, ProviderSettings{Name: sp.Name, BaseURL: sp.BaseURL, Model: sp.Model, APIKey: apiKey, Proxy: sp.Proxy, Priority: sp.Priority, Vision: sp.Vision})
 	}
 	sort.Slice(list, func(i, j int) bool {
 		if list[i].Priority != list[j].Priority {
@@ -100,7 +101,7 @@ func (k providerRole) Providers(ctx context.Context) ([]client.Provider, error) 
 }
 
 func toClientProvider(p ProviderSettings) client.Provider {
-	return client.Provider{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, Proxy: p.Proxy, Priority: p.Priority, HasKey: p.APIKey != ""}
+	return client.Provider{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, Proxy: p.Proxy, Priority: p.Priority, HasKey: p.APIKey != "", Vision: p.Vision}
 }
 
 // AddProvider implements client.Service.
@@ -120,11 +121,11 @@ func (k providerRole) AddProvider(ctx context.Context, p client.ProviderConfig) 
 		}
 		k.provMu.Unlock()
 	}
-	ps := ProviderSettings{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, APIKey: p.APIKey, Proxy: p.Proxy, Priority: p.Priority}
+	ps := ProviderSettings{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, APIKey: p.APIKey, Proxy: p.Proxy, Priority: p.Priority, Vision: p.Vision}
 	if _, err := k.newProv(ps); err != nil {
 		return client.Provider{}, invalid("provider %s: %v", p.Name, err)
 	}
-	sp := storedProvider{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, Proxy: p.Proxy, Priority: p.Priority}
+	sp := storedProvider{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, Proxy: p.Proxy, Priority: p.Priority, Vision: p.Vision}
 	if p.APIKey != "" {
 		sealed, err := k.sealer.SealString(providerKeyDomain, p.APIKey)
 		if err != nil {

@@ -228,12 +228,23 @@ func (a *app) providerAdd(ctx context.Context, args []string) error {
 	model := fs.String("model", "", "model id")
 	proxy := fs.String("proxy", "", "proxy URL for this provider")
 	priority := fs.Int("priority", 0, "fallback order, lower first")
+	visionFlag := fs.String("vision", "auto", "whether the model takes images: yes, no, or auto (ask the server)")
 	pos, err := parse(fs, args, true)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("usage: waiter provider add NAME --base-url URL --model M [--proxy URL] [--priority N] (the key comes from HOLOGRAM_API_KEY or stdin)")
+		return usagef("usage: waiter provider add NAME --base-url URL --model M [--proxy URL] [--priority N] [--vision yes|no|auto] (the key comes from HOLOGRAM_API_KEY or stdin)")
+	}
+	var vision *bool
+	switch strings.ToLower(*visionFlag) {
+	case "yes", "true", "on":
+		vision = new(true)
+	case "no", "false", "off":
+		vision = new(false)
+	case "auto", "":
+	default:
+		return usagef("--vision is yes, no or auto, not %q", *visionFlag)
 	}
 	if *baseURL == "" || *model == "" {
 		return usagef("provider add needs --base-url and --model")
@@ -250,7 +261,7 @@ func (a *app) providerAdd(ctx context.Context, args []string) error {
 		return err
 	}
 	p, err := svc.AddProvider(ctx, client.ProviderConfig{
-		Name: pos[0], BaseURL: *baseURL, Model: *model, APIKey: key, Proxy: *proxy, Priority: *priority,
+		Name: pos[0], BaseURL: *baseURL, Model: *model, APIKey: key, Proxy: *proxy, Priority: *priority, Vision: vision,
 	})
 	if err != nil {
 		return err
@@ -292,9 +303,13 @@ func (a *app) providerList(ctx context.Context, args []string) error {
 	return runListing(ctx, a, args, listing[client.Provider]{
 		name:   "provider list",
 		fetch:  client.Service.Providers,
-		header: []string{"NAME", "MODEL", "BASE URL", "PRIORITY", "KEY", "PROXY"},
+		header: []string{"NAME", "MODEL", "BASE URL", "PRIORITY", "KEY", "PROXY", "IMAGES"},
 		row: func(p client.Provider) []string {
-			return []string{p.Name, p.Model, p.BaseURL, fmt.Sprint(p.Priority), yesNo(p.HasKey), orDash(p.Proxy)}
+			images := "auto"
+			if p.Vision != nil {
+				images = yesNo(*p.Vision)
+			}
+			return []string{p.Name, p.Model, p.BaseURL, fmt.Sprint(p.Priority), yesNo(p.HasKey), orDash(p.Proxy), images}
 		},
 		empty: "no providers; add one with `waiter provider add NAME --base-url URL --model M`",
 	})

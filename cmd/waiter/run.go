@@ -26,7 +26,7 @@ commands:
   ask [--session ID] [--attach FILE]... TEXT...
                                           one turn; prints the final reply on stdout
   status [--json]                         the kernel's state
-  provider add NAME --base-url URL --model M [--proxy URL] [--priority N]
+  provider add NAME --base-url URL --model M [--proxy URL] [--priority N] [--vision yes|no|auto]
                                           the API key is read from HOLOGRAM_API_KEY or stdin
   provider list [--json]
   provider remove NAME
@@ -61,6 +61,9 @@ commands:
   model use ID [--json]                   embed memory with this model (re-embeds in the background);
                                           model use "" returns to sparse (BM25-only) recall
   model remove ID
+  a2a peer add NAME [--json]              let another agent talk to this one over A2A: prints its
+                                          token once (its own session, scope group:a2a-NAME)
+  a2a peer list [--json] | remove NAME
   approvals [--json]                      plugins' requests for your approval (e.g. a shell command)
   approve ID [--deny]                     approve (or deny) one of them
   pause                                   stop channel input and scheduled jobs (your chat works)
@@ -210,6 +213,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		"plugin": a.plugin, "pause": a.pause, "resume": a.resume,
 		"approvals": a.approvals, "approve": a.approve, // approvals.go
 		"model": a.model, // model.go
+		"a2a":   a.a2a,   // a2a.go
 	}
 	fn, ok := commands[cmd]
 	if !ok {

@@ -35,6 +35,7 @@ type outcome struct {
 	// full is a result longer than the agent's MaxResultBytes, stored whole as the text block
 	// block; result is then its preview.
 	full, block string
+	images      []llm.Image // the tool's images (AddResultImages), sent and stored with the result
 }
 
 // recorder holds the results of one batch, indexed like the model's calls, so they are always
@@ -76,8 +77,8 @@ func (r *recorder) add(i int, result, status string) {
 
 // addRan is add for the result of a tool that ran: it is stored in the tool's scope narrowed by
 // the session's ([ResultScope]).
-func (r *recorder) addRan(i int, result, status string, vis Visibility) {
-	r.record(i, outcome{result: result, status: status, ran: true, vis: vis})
+func (r *recorder) addRan(i int, result, status string, vis Visibility, images []llm.Image) {
+	r.record(i, outcome{result: result, status: status, ran: true, vis: vis, images: images})
 }
 
 func (r *recorder) record(i int, o outcome) {
@@ -203,7 +204,7 @@ func (t *turn) finishCall(ctx context.Context, rec *recorder, i int, p *prepared
 	d.Call = &p.call
 	d.Result, d.ResultStatus = out.result, out.status
 	out.result = t.a.runStage(ctx, StageAfterToolCall, d).Result
-	rec.addRan(i, out.result, out.status, p.entry.vis) // pairing:record
+	rec.addRan(i, out.result, out.status, p.entry.vis, out.images) // pairing:record
 }
 
 // unknownTool is the result of a call to a tool nobody registered; it lists the tools a turn
@@ -243,6 +244,8 @@ func (a *Agent) runTool(ctx context.Context, p *prepared) outcome {
 	}
 	tctx, cancel := context.WithTimeout(ctx, a.opts.ToolTimeout)
 	defer cancel()
+	sink := &imageSink{}
+	tctx = context.WithValue(tctx, imageSinkKey{}, sink)
 	type ret struct {
 		s   string
 		err error
@@ -282,5 +285,5 @@ func (a *Agent) runTool(ctx context.Context, p *prepared) outcome {
 	case r.err != nil:
 		return outcome{result: fmt.Sprintf("error: %v", r.err), status: StatusError}
 	}
-	return outcome{result: r.s, status: StatusOK}
+	return outcome{result: r.s, status: StatusOK, images: sink.taken()}
 }

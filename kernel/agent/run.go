@@ -164,7 +164,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 		msgs = append(msgs, llm.Message{Role: "system", Content: system})
 	}
 	msgs = append(msgs, historyMessages(hist, a.opts.MaxResultBytes)...)
-	msgs = append(msgs, llm.Message{Role: "user", Content: inputPreview(t.input, a.opts.MaxResultBytes) + attachmentText(req.Blocks)})
+	msgs = append(msgs, llm.Message{Role: "user", Content: inputPreview(t.input, a.opts.MaxResultBytes) + attachmentText(req.Blocks), Images: blockImages(req.Blocks)})
 	d := t.data()
 	d.Messages = msgs
 	msgs = a.runStage(ctx, StageContext, d).Messages
@@ -278,8 +278,8 @@ func (t *turn) batchRecords(text, reasoning string, rec *recorder) ([]memory.Eve
 			rec.add(i, "skipped: no result was recorded for this call", StatusSkipped) // pairing:record
 		}
 		c, o := rec.calls[i], rec.outs[i]
-		evs = append(evs, t.toolEvent(c, o))                                                // pairing:record
-		msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.ID, Content: o.result}) // pairing:record
+		evs = append(evs, t.toolEvent(c, o))                                                                  // pairing:record
+		msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.ID, Content: o.result, Images: o.images}) // pairing:record
 	}
 	return evs, msgs
 }
@@ -396,6 +396,7 @@ func (t *turn) toolEvent(c llm.ToolCall, o outcome) memory.Event {
 		ev.Blocks = []memory.Block{{ID: o.block, Kind: memory.BlockText, Name: "result of " + c.Name + " (" + c.ID + ")",
 			MIME: "text/plain", Text: o.full}}
 	}
+	ev.Blocks = append(ev.Blocks, imageBlocks(c.Name, o.images)...)
 	return ev
 }
 

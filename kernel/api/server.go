@@ -53,6 +53,8 @@ type Options struct {
 	AllowedOrigins []string
 	// Version fills the version of health and status answers when the backend leaves it empty.
 	Version string
+	// A2A, when set, is served on TCP at /.well-known/agent-card.json and /a2a (a2a.go).
+	A2A A2A
 }
 
 // Server serves the API. It is an http.Handler; create it with [New].
@@ -64,6 +66,7 @@ type Server struct {
 	origins map[string]bool
 	version string
 	mux     *http.ServeMux
+	a2a     A2A
 
 	// uid is the owner the socket directory must have; peerUID the uid a unix peer must have.
 	// Both are the process's effective uid; tests change them.
@@ -90,6 +93,7 @@ func New(b Backend, opts Options) *Server {
 		origins:   make(map[string]bool),
 		version:   opts.Version,
 		mux:       http.NewServeMux(),
+		a2a:       opts.A2A,
 		uid:       os.Geteuid(),
 		peerUID:   os.Geteuid(),
 		pingEvery: 15 * time.Second,
@@ -184,6 +188,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tr, _ := r.Context().Value(transportKey{}).(transport); tr != transportUnix {
 		if !s.hostAllowed(r) {
 			s.writeError(sw, r, http.StatusForbidden, "host "+quote(r.Host)+" is not allowed on a loopback listener")
+			return
+		}
+		if s.a2a != nil && a2aPath(r.URL.Path) { // other agents: their own tokens (a2a.go)
+			s.serveA2A(sw, r)
 			return
 		}
 		if !isHealth(r) && !s.authorized(sw, r) {

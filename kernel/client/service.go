@@ -479,6 +479,9 @@ type ProviderConfig struct {
 	APIKey   string `json:"api_key,omitempty"`
 	Proxy    string `json:"proxy,omitempty"`    // per-provider proxy URL; empty: HTTPS_PROXY from the environment
 	Priority int    `json:"priority,omitempty"` // lower first; ties by name
+	// Vision says whether the provider's model takes images (attachments and tools' images are
+	// then sent as image parts); nil detects it from what the server's model list says.
+	Vision *bool `json:"vision,omitempty"`
 	// KeepKey, with an empty APIKey, keeps the key the provider of that name has (an edit of
 	// its URL, model or priority); otherwise an empty APIKey means no key.
 	KeepKey bool `json:"keep_key,omitempty"`
@@ -503,6 +506,7 @@ type Provider struct {
 	Proxy    string `json:"proxy,omitempty"`
 	Priority int    `json:"priority"`
 	HasKey   bool   `json:"has_key"`
+	Vision   *bool  `json:"vision,omitempty"` // as configured; nil: detected from the server
 }
 
 // Tool is a tool the agent can call.

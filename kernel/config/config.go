@@ -61,6 +61,8 @@ type Config struct {
 	Builtin BuiltinConfig `toml:"builtin"`
 	// Embedding locates dense models and ONNX Runtime ([embedding], embedding.go).
 	Embedding EmbeddingConfig `toml:"embedding"`
+	// A2A serves the agent to other agents and lists those it may call ([a2a], a2a.go).
+	A2A A2AConfig `toml:"a2a"`
 }
 
 // BuiltinConfig is the [builtin] table. The kernel finds the built-in plugins in Dir, or, when
@@ -92,6 +94,7 @@ type BuiltinPlugin struct {
 var BuiltinPlugins = []BuiltinPlugin{
 	{Name: "files", Default: true}, {Name: "notes", Default: true}, {Name: "calendar", Default: true},
 	{Name: "rss", Default: true}, {Name: "web", Default: true}, {Name: "shell"}, {Name: "qq"},
+	{Name: "a2a"}, // starts when [[a2a.peers]] lists an agent to call
 }
 
 // builtinNames returns the names of [BuiltinPlugins], comma-separated.
@@ -395,6 +398,9 @@ func Load(name string, args []string, env func(string) string) (Config, []string
 	for i := range cfg.Plugins {
 		cfg.Plugins[i].Dir = absPath(cfg.Plugins[i].Dir, env)
 	}
+	for i := range cfg.A2A.Peers {
+		cfg.A2A.Peers[i].TokenFile = absPath(cfg.A2A.Peers[i].TokenFile, env)
+	}
 	for _, p := range []*string{&cfg.DataDir, &cfg.Socket, &cfg.TokenFile, &cfg.TLSCert, &cfg.TLSKey, &cfg.KeyFile, &cfg.ConfigFile, &cfg.Builtin.Dir,
 		&cfg.Embedding.ONNXRuntime, &cfg.Embedding.ModelsDir} {
 		*p = absPath(*p, env)
@@ -570,6 +576,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateA2A(bad)
 	if len(errs) == 0 {
 		return nil
 	}

@@ -22,6 +22,26 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
+	// Images go with the message to a model that takes images (OpenAI image_url parts): a user
+	// message's attachments, a tool result's images. A provider whose model does not take
+	// images leaves them out; Content must then say what they were (their OCR text).
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is one image of a [Message].
+type Image struct {
+	MIME string `json:"mime"` // image/png, image/jpeg, image/webp or image/gif
+	Data []byte `json:"data"`
+	Name string `json:"name,omitempty"` // the file's or the tool's name, for the text around it
+}
+
+// VisionMIME reports whether mime is an image type OpenAI-compatible vision models accept.
+func VisionMIME(mime string) bool {
+	switch mime {
+	case "image/png", "image/jpeg", "image/webp", "image/gif":
+		return true
+	}
+	return false
 }
 
 // ToolCall is one function call requested by the model. Arguments is the JSON text as sent.

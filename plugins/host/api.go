@@ -27,6 +27,7 @@ const (
 	StateRunning  = "running"
 	StateBackoff  = "backoff"  // crashed; restarting after a delay
 	StateTripped  = "tripped"  // the breaker holds: too many crashes, restarts stopped until re-enabled
+	StateFailed   = "failed"   // never answered its handshake: not restarted until restarted or re-enabled
 	StateStopped  = "stopped"  // stopped by the owner or at shutdown
 	StateDisabled = "disabled" // configured but not to run
 )

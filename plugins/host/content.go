@@ -65,8 +65,6 @@ func contentText(c protocol.Content) string {
 	return fmt.Sprintf("[%s content]", c.Type)
 }
 
-// base64Len is the decoded length of the standard base64 text s (padded or not), without
-// decoding it.
 // imageTexts reads the text of a result's images with read (OCR) and renders it to follow the
 // result's text: "\n[text in image N]\n…" for each image that holds any. An image read cannot
 // read is skipped (its summary line already says it is there).
@@ -91,6 +89,8 @@ func imageTexts(ctx context.Context, read func(ctx context.Context, mime string,
 	return b.String()
 }
 
+// base64Len is the decoded length of the standard base64 text s (padded or not), without
+// decoding it.
 func base64Len(s string) int {
 	s = strings.TrimRight(s, "=\n\r ")
 	return len(s) * 3 / 4
@@ -99,4 +99,30 @@ func base64Len(s string) int {
 // containsFold reports whether s contains sub, ignoring case.
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
+// imageSinkKey carries the sink of [WithImageSink].
+type imageSinkKey struct{}
+
+// WithImageSink returns a context under which a tool call hands the images of its result
+// (content items of type image, decoded) to sink, beside the text the call returns, so that
+// they can reach a vision model. sink is called before the call returns, in the result's order.
+func WithImageSink(ctx context.Context, sink func(mime string, data []byte)) context.Context {
+	return context.WithValue(ctx, imageSinkKey{}, sink)
+}
+
+// sinkImages hands the result's images to the context's sink, if any.
+func sinkImages(ctx context.Context, cs []protocol.Content) {
+	sink, _ := ctx.Value(imageSinkKey{}).(func(mime string, data []byte))
+	if sink == nil {
+		return
+	}
+	for _, c := range cs {
+		if c.Type != "image" {
+			continue
+		}
+		if data, err := base64.StdEncoding.DecodeString(c.Data); err == nil && len(data) > 0 {
+			sink(c.MimeType, data)
+		}
+	}
 }

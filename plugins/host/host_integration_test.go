@@ -702,8 +702,20 @@ func TestHandshakeFailures(t *testing.T) {
 		waitFor(t, "handshake timer", func() bool { return e.ft.pending(10*time.Second) == 1 })
 		e.ft.Advance(10 * time.Second)
 		st := <-got
-		if st.State != StateBackoff || !strings.Contains(st.LastError, "handshake: initialize: no answer within 10s") {
+		if st.State != StateFailed || !strings.Contains(st.LastError, "handshake: initialize: no answer within 10s") {
 			t.Fatalf("status %+v", st)
+		}
+		// Failed is final: no restart is scheduled (a silent server would only wait again) …
+		if n := e.ft.pending(time.Second); n != 0 {
+			t.Fatalf("%d restart delays pending after the failure", n)
+		}
+		// … until the owner restarts it.
+		restarted := make(chan Status, 1)
+		go func() { st, _ := e.h.Restart(context.Background(), "p"); restarted <- st }()
+		waitFor(t, "the second handshake timer", func() bool { return e.ft.pending(10*time.Second) == 1 })
+		e.ft.Advance(10 * time.Second)
+		if st := <-restarted; st.State != StateFailed {
+			t.Fatalf("after restart: %+v", st)
 		}
 	})
 	t.Run("exit at start", func(t *testing.T) {

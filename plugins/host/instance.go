@@ -302,6 +302,18 @@ func (in *instance) timeoutCtx(parent context.Context, d time.Duration, stop <-c
 	return ctx, cancel, fired.Load
 }
 
+// noAnswerError is a handshake step the plugin never answered: a process that is alive but
+// silent (a server waiting on something that never comes, a wrapper whose child never started).
+// Restarting it would only repeat the wait, so the supervisor marks the plugin failed instead.
+type noAnswerError struct {
+	step    string
+	timeout time.Duration
+}
+
+func (e *noAnswerError) Error() string {
+	return fmt.Sprintf("handshake: %s: no answer within %s", e.step, e.timeout)
+}
+
 // handshake runs initialize, notifications/initialized and the tools listing within
 // HandshakeTimeout, then attaches the tools.
 func (in *instance) handshake(r *runner) error {
@@ -311,7 +323,7 @@ func (in *instance) handshake(r *runner) error {
 	wrap := func(step string, err error) error {
 		switch {
 		case timedOut():
-			return fmt.Errorf("handshake: %s: no answer within %s", step, timeout)
+			return &noAnswerError{step: step, timeout: timeout}
 		case in.isDead():
 			return fmt.Errorf("handshake: %s: %w", step, in.cause())
 		}
@@ -484,6 +496,7 @@ func (in *instance) callFunc(tool string) CallFunc {
 			}
 			return "", errors.New(text)
 		}
+		sinkImages(ctx, res.Content)
 		return text, nil
 	}
 }

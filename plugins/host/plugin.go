@@ -261,6 +261,19 @@ func (p *plugin) supervise(r *runner) {
 			<-inst.cleaned
 		}
 		p.crashed(r, inst, err)
+		if na := (*noAnswerError)(nil); errors.As(err, &na) {
+			// Alive but silent: not a crash loop, and another attempt would wait as long again.
+			p.mu.Lock()
+			if p.run == r {
+				p.pid = 0
+			}
+			p.mu.Unlock()
+			p.setState(r, StateFailed)
+			r.firstDone()
+			p.log.Error("plugin never answered its handshake; not restarting until restarted or re-enabled", "error", p.lastError())
+			p.h.publish("plugin_failed", map[string]any{"plugin": p.name(), "error": p.lastError()})
+			return
+		}
 		p.mu.Lock()
 		n, tripped := p.breaker.record(p.h.opts.Clock())
 		if p.run == r {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel"
+	"github.com/hologramagent/hologram/kernel/a2a"
 	"github.com/hologramagent/hologram/kernel/api"
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/llm"
@@ -120,7 +121,17 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 			return nil, err
 		}
 	}
-	d.srv = api.New(d.Kernel.Service(), api.Options{Logger: log, Token: token, MaxBodyBytes: cfg.API.MaxBodyBytes, AllowedOrigins: cfg.API.AllowedOrigins, Version: kernel.Version})
+	opts := api.Options{Logger: log, Token: token, MaxBodyBytes: cfg.API.MaxBodyBytes, AllowedOrigins: cfg.API.AllowedOrigins, Version: kernel.Version}
+	if cfg.A2A.On(cfg.Listen) { // other agents, on the TCP listener (docs/channels.md)
+		if opts.A2A, err = a2a.New(ctx, a2a.Options{Backend: d.Kernel.Service(), Settings: d.Store, Version: kernel.Version,
+			RatePerMinute: cfg.A2A.RatePerMinute, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log}); err != nil {
+			if ln != nil {
+				ln.Close()
+			}
+			return nil, err
+		}
+	}
+	d.srv = api.New(d.Kernel.Service(), opts)
 	var sctx context.Context
 	sctx, d.stopServing = context.WithCancel(context.WithoutCancel(ctx))
 	unixLn, err := d.srv.ListenUnix(ctx, cfg.Socket)
@@ -230,7 +241,7 @@ func sameDir(file, dir string) bool {
 // NewProvider is the provider factory: every provider is an OpenAI-compatible server.
 func NewProvider(log *slog.Logger) kernel.ProviderFactory {
 	return func(ps kernel.ProviderSettings) (llm.Provider, error) {
-		return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy,
+		return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy, Vision: ps.Vision,
 			Logger: log.With("provider", ps.Name)})
 	}
 }

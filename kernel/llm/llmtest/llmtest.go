@@ -10,6 +10,7 @@ package llmtest
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -201,6 +202,36 @@ func text(raw json.RawMessage) string {
 	return ""
 }
 
+// images returns the data-URL images of array-of-parts content (MIME and bytes; a part that
+// is not a base64 data URL gives an Image with no data, which the strict checks refuse).
+func images(raw json.RawMessage) []llm.Image {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return nil
+	}
+	var out []llm.Image
+	for _, p := range parts {
+		if p.Type != "image_url" {
+			continue
+		}
+		im := llm.Image{}
+		if rest, ok := strings.CutPrefix(p.ImageURL.URL, "data:"); ok {
+			if mime, data, ok := strings.Cut(rest, ";base64,"); ok {
+				if b, err := base64.StdEncoding.DecodeString(data); err == nil {
+					im = llm.Image{MIME: mime, Data: b}
+				}
+			}
+		}
+		out = append(out, im)
+	}
+	return out
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -217,7 +248,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			rec.Stream, rec.Model = req.Stream, req.Model
 			for _, m := range req.Messages {
 				lm := llm.Message{Role: m.Role, Content: text(m.Content), ToolCallID: m.ToolCallID, Name: m.Name,
-					Reasoning: m.ReasoningContent + m.Reasoning}
+					Reasoning: m.ReasoningContent + m.Reasoning, Images: images(m.Content)}
 				for _, tc := range m.ToolCalls {
 					lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: text(tc.Function.Arguments)})
 				}
@@ -228,6 +259,31 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// The refusal (if any) is decided before the request is recorded, and the reply is taken
+	// from the queue in the same critical section as the recording: a request that Wait has
+	// seen has its reply, so a later request can never take the reply scripted for it.
+	status, refusal := http.StatusOK, ""
+	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(strings.TrimRight(r.URL.Path, "/"), "/models"):
+	case !isChat:
+		status, refusal = http.StatusNotFound, "not found"
+	case parseErr != nil:
+		status, refusal = http.StatusBadRequest, "bad json: "+parseErr.Error()
+	default:
+		refusal = pairingError(rec.Messages)
+		if refusal == "" && !s.opts.Lenient {
+			refusal = toolsError(req)
+			if refusal == "" {
+				refusal = imagesError(rec.Messages)
+			}
+			if refusal == "" {
+				refusal = contextError(raw, s.opts.ContextTokens)
+			}
+		}
+		if refusal != "" {
+			status = http.StatusBadRequest
+		}
+	}
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	if isChat {
@@ -235,47 +291,30 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		close(s.changed)
 		s.changed = make(chan struct{})
 	}
+	var reply Reply
+	if isChat && refusal == "" {
+		if len(s.queue) > 0 {
+			reply, s.queue = s.queue[0], s.queue[1:]
+		} else {
+			reply = defaultReply(rec)
+		}
+		for i := range reply.ToolCalls {
+			if reply.ToolCalls[i].ID == "" {
+				s.nextID++
+				reply.ToolCalls[i].ID = fmt.Sprintf("call_%d", s.nextID)
+			}
+		}
+	}
 	s.mu.Unlock()
 
 	switch {
-	case r.Method == http.MethodGet && strings.HasSuffix(strings.TrimRight(r.URL.Path, "/"), "/models"):
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{"id": "fake-1", "object": "model", "owned_by": "llmtest"}}})
+	case refusal != "":
+		writeError(w, status, refusal, "")
 		return
 	case !isChat:
-		writeError(w, http.StatusNotFound, "not found", "")
-		return
-	case parseErr != nil:
-		writeError(w, http.StatusBadRequest, "bad json: "+parseErr.Error(), "")
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{"id": "fake-1", "object": "model", "owned_by": "llmtest"}}})
 		return
 	}
-	if msg := pairingError(rec.Messages); msg != "" {
-		writeError(w, http.StatusBadRequest, msg, "")
-		return
-	}
-	if !s.opts.Lenient {
-		if msg := toolsError(req); msg != "" {
-			writeError(w, http.StatusBadRequest, msg, "")
-			return
-		}
-		if msg := contextError(raw, s.opts.ContextTokens); msg != "" {
-			writeError(w, http.StatusBadRequest, msg, "")
-			return
-		}
-	}
-	s.mu.Lock()
-	var reply Reply
-	if len(s.queue) > 0 {
-		reply, s.queue = s.queue[0], s.queue[1:]
-	} else {
-		reply = defaultReply(rec)
-	}
-	for i := range reply.ToolCalls {
-		if reply.ToolCalls[i].ID == "" {
-			s.nextID++
-			reply.ToolCalls[i].ID = fmt.Sprintf("call_%d", s.nextID)
-		}
-	}
-	s.mu.Unlock()
 	s.reply(w, r, rec, reply)
 }
 

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
+
+	"github.com/hologramagent/hologram/kernel/llm"
 )
 
 // The checks of a strict [Server], written apart from the kernel's own normaliser
@@ -145,4 +148,20 @@ func contextError(raw []byte, limit int) string {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// imagesError returns the HTTP 400 message for an image part a real server refuses: one outside
+// a user message (tool messages take text only) or one that is not a base64 data URL of an image.
+func imagesError(msgs []llm.Message) string {
+	for i, m := range msgs {
+		for _, im := range m.Images {
+			switch {
+			case m.Role != "user":
+				return fmt.Sprintf("Invalid 'messages[%d]': image_url content parts are only allowed in messages with role 'user', got '%s'.", i, m.Role)
+			case len(im.Data) == 0 || !strings.HasPrefix(im.MIME, "image/"):
+				return fmt.Sprintf("Invalid 'messages[%d].content': image_url must be a URL or a base64 data URL of an image.", i)
+			}
+		}
+	}
+	return ""
 }

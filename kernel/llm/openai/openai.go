@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -71,6 +72,9 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxTokens is sent when a request sets none (0: not sent).
 	MaxTokens int
+	// Vision says whether the model takes images (image_url parts); nil detects it from the
+	// server's model list ([Client.Vision]).
+	Vision *bool
 	// MaxReplyBytes caps one reply's text (default [DefaultMaxReplyBytes]): past it the stream
 	// is closed and the reply ends with [ReplyCutNote], finish reason "length". A non-streamed
 	// body over four times the cap is an error (a cut JSON document cannot be read).
@@ -86,6 +90,8 @@ type Client struct {
 	log   *slog.Logger
 	// format is the structured output the server accepts (formatSchema until it refuses).
 	format atomic.Int32
+	// vision caches what the server says of its models' input (model id → bool).
+	vision sync.Map
 }
 
 // New validates cfg, applies defaults and returns a Client.
@@ -179,7 +185,11 @@ const (
 
 // chat sends one chat request (with retries) with response format rf (nil: none).
 func (c *Client) chat(ctx context.Context, req llm.Request, rf *wireResponseFormat, onDelta func(llm.Delta)) (llm.Response, error) {
-	body, err := c.encodeRequest(req, onDelta != nil, rf)
+	vision := false
+	if hasImages(req.Messages) {
+		vision = c.Vision(ctx, req.Model)
+	}
+	body, err := c.encodeRequest(req, onDelta != nil, rf, vision)
 	if err != nil {
 		return llm.Response{}, err
 	}

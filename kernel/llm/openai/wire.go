@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -42,11 +43,37 @@ type streamOptions struct {
 }
 
 type wireMessage struct {
-	Role       string         `json:"role"`
-	Content    *string        `json:"content"` // null only for an assistant message with tool calls
+	Role string `json:"role"`
+	// Content is a *string (nil: null, only for an assistant message with tool calls) or, for a
+	// user message with images, []wirePart.
+	Content    any            `json:"content"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 	Name       string         `json:"name,omitempty"`
+}
+
+// wirePart is one part of a user message's content: {"type":"text","text":…} or
+// {"type":"image_url","image_url":{"url":"data:image/png;base64,…"}}.
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+// imageParts is text followed by the images as data URLs.
+func imageParts(text string, imgs []llm.Image) []wirePart {
+	parts := make([]wirePart, 0, len(imgs)+1)
+	if text != "" {
+		parts = append(parts, wirePart{Type: "text", Text: text})
+	}
+	for _, im := range imgs {
+		parts = append(parts, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: "data:" + im.MIME + ";base64," + base64.StdEncoding.EncodeToString(im.Data)}})
+	}
+	return parts
 }
 
 type wireToolCall struct {
@@ -133,7 +160,11 @@ type wireResponse struct {
 	Error *wireError `json:"error"`
 }
 
-func (c *Client) encodeRequest(req llm.Request, stream bool, rf *wireResponseFormat) ([]byte, error) {
+// encodeRequest encodes req. With vision, the messages' images go as image_url parts: a user
+// message's in its own content, a tool result's (tool messages take text only) in a user
+// message after the run of tool messages they belong to. Without vision they are left out:
+// the messages' text already says what they were.
+func (c *Client) encodeRequest(req llm.Request, stream bool, rf *wireResponseFormat, vision bool) ([]byte, error) {
 	w := wireRequest{
 		ResponseFormat: rf,
 		Model:          req.Model,
@@ -151,9 +182,27 @@ func (c *Client) encodeRequest(req llm.Request, stream bool, rf *wireResponseFor
 		w.Stream = true
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
+	var toolImages []llm.Image // of the current run of tool messages
+	flushToolImages := func() {
+		if len(toolImages) > 0 {
+			w.Messages = append(w.Messages, wireMessage{Role: "user", Content: imageParts("[the images the tool results above returned]", toolImages)})
+			toolImages = nil
+		}
+	}
 	for _, m := range req.Messages {
+		if m.Role != "tool" {
+			flushToolImages()
+		}
 		content := m.Content
 		wm := wireMessage{Role: m.Role, Content: &content, ToolCallID: m.ToolCallID, Name: m.Name}
+		if vision && len(m.Images) > 0 {
+			switch m.Role {
+			case "user":
+				wm.Content = imageParts(content, m.Images)
+			case "tool":
+				toolImages = append(toolImages, m.Images...)
+			}
+		}
 		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
 			if content == "" {
 				wm.Content = nil
@@ -171,6 +220,7 @@ func (c *Client) encodeRequest(req llm.Request, stream bool, rf *wireResponseFor
 		}
 		w.Messages = append(w.Messages, wm)
 	}
+	flushToolImages()
 	for _, t := range req.Tools {
 		params := t.Parameters
 		if p := bytes.TrimSpace(params); len(p) == 0 || bytes.Equal(p, []byte("null")) {

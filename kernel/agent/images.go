@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
+)
+
+// Images reach a vision model with the message they belong to (llm.Message.Images): the turn's
+// image attachments with its user message, a tool's images with its result. They are bounded
+// per message; the others stay stored (blocks) and described in the message's text, which a
+// provider whose model takes no images sends alone.
+const (
+	maxMessageImages = 8        // images sent with one message
+	maxImageBytes    = 20 << 20 // one image (OpenAI's limit per image)
+	maxMessageBytes  = 32 << 20 // all the images of one message
+)
+
+// imageSinkKey carries the *imageSink of the tool call running under a context.
+type imageSinkKey struct{}
+
+// imageSink collects the images a tool returns beside its text.
+type imageSink struct {
+	mu   sync.Mutex
+	imgs []llm.Image
+	size int
+}
+
+// AddResultImages attaches images to the result of the tool call running under ctx (an MCP
+// server's image content, a screenshot): they go to a vision model with the result and are
+// stored with it as image blocks. Images of a type vision models do not take, and those past
+// the per-message bounds, are dropped (the tool's text should say what they were). It
+// reports how many were kept; outside a tool call it keeps none.
+func AddResultImages(ctx context.Context, imgs ...llm.Image) int {
+	s, _ := ctx.Value(imageSinkKey{}).(*imageSink)
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, im := range imgs {
+		if !sendable(im) || len(s.imgs) >= maxMessageImages || s.size+len(im.Data) > maxMessageBytes {
+			continue
+		}
+		s.imgs = append(s.imgs, im)
+		s.size += len(im.Data)
+		n++
+	}
+	return n
+}
+
+func (s *imageSink) taken() []llm.Image {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.imgs
+}
+
+func sendable(im llm.Image) bool {
+	return llm.VisionMIME(im.MIME) && len(im.Data) > 0 && len(im.Data) <= maxImageBytes
+}
+
+// blockImages are the image attachments of a turn to send with its user message.
+func blockImages(bs []memory.Block) []llm.Image {
+	var out []llm.Image
+	size := 0
+	for _, b := range bs {
+		im := llm.Image{MIME: b.MIME, Data: b.Data, Name: b.Name}
+		if b.Kind != memory.BlockImage || !sendable(im) || len(out) >= maxMessageImages || size+len(b.Data) > maxMessageBytes {
+			continue
+		}
+		out = append(out, im)
+		size += len(b.Data)
+	}
+	return out
+}
+
+// imageBlocks stores a tool's images with its result event.
+func imageBlocks(call string, imgs []llm.Image) []memory.Block {
+	out := make([]memory.Block, 0, len(imgs))
+	for i, im := range imgs {
+		name := im.Name
+		if name == "" {
+			name = "image " + strconv.Itoa(i+1) + " of " + call
+		}
+		out = append(out, memory.Block{Kind: memory.BlockImage, Name: name, MIME: im.MIME, Data: im.Data})
+	}
+	return out
+}
