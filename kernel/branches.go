@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
@@ -21,20 +20,7 @@ func (k sessionRole) SwitchBranch(ctx context.Context, session string, id int64)
 	if _, err := k.liveSession(ctx, session); err != nil {
 		return err
 	}
-	// Wait up to 2 s (wall time) for a turn that is finishing: its final event is out before
-	// it lets the session go. A turn still running is ErrInvalid.
-	lock := k.sessionLock(session)
-	for deadline := time.Now().Add(2 * time.Second); !lock.TryLock(); time.Sleep(10 * time.Millisecond) {
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return invalid("a turn is running in session %s; wait for it or cancel it first", session)
-		}
-	}
-	defer lock.Unlock()
-	leaf, err := k.db.BranchLeaf(ctx, session, id)
-	if err != nil {
-		return mapErr(err)
-	}
-	return k.admin.MoveHead(ctx, session, leaf)
+	return k.admin.SwitchBranch(ctx, session, id, k.sessionLock(session))
 }
 
 // sessionLock returns the mutex that serialises a session's turns and branch moves.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/memory"
@@ -138,4 +140,22 @@ func (a *Admin) BranchTurn(ctx context.Context, session string, regenerate, edit
 		return "", 0, 0, invalid("message %d answers no user message; there is nothing to regenerate", id)
 	}
 	return input, user, user, nil
+}
+
+// SwitchBranch makes the branch through message id current: the newest message under it
+// becomes the session's head. lock is the session's turn lock: it waits up to 2 s (wall time)
+// for a turn that is finishing (its final event is out before it lets the session go); a turn
+// still running is ErrInvalid.
+func (a *Admin) SwitchBranch(ctx context.Context, session string, id int64, lock *sync.Mutex) error {
+	for deadline := time.Now().Add(2 * time.Second); !lock.TryLock(); time.Sleep(10 * time.Millisecond) {
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return invalid("a turn is running in session %s; wait for it or cancel it first", session)
+		}
+	}
+	defer lock.Unlock()
+	leaf, err := a.DB.BranchLeaf(ctx, session, id)
+	if err != nil {
+		return mapErr(err)
+	}
+	return a.MoveHead(ctx, session, leaf)
 }

@@ -61,6 +61,7 @@ type Fake struct {
 	graph     *fakeGraph             // graph.go
 	desktop   fakeDesktop            // desktop.go
 	approvals fakeApprovals          // approval.go
+	prompt    fakePrompt             // prompt.go
 	nextID    int
 	started   time.Time
 }
@@ -170,6 +171,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case route == "GET /api/v1/status":
 		f.status(w)
+	case route == "GET /api/v1/prompt" || route == "PUT /api/v1/prompt":
+		f.promptRoute(w, r, body) // prompt.go
 	case route == "POST /api/v1/chat":
 		f.chat(w, r, body)
 	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "turns" && parts[2] == "cancel":
