@@ -173,6 +173,7 @@ type ChatVM struct {
 	current  string
 	state    map[string]*chatSession
 	err      error
+	models   []string // the configured providers' models, for the model picker
 }
 
 // chatSession is what the view-model keeps of one session.
@@ -300,8 +301,9 @@ func (vm *ChatVM) reload(ctx context.Context) error {
 			list = append([]client.Session{s}, list...)
 		}
 	}
+	models := vm.loadModelChoices(ctx) // the model picker's choices (chat_export.go)
 	vm.mu.Lock()
-	vm.sessions = list
+	vm.sessions, vm.models = list, models
 	for id, s := range vm.state {
 		if id != cur {
 			s.loaded = false

@@ -42,7 +42,7 @@ type chatView struct {
 
 	instr       *widget.Accordion
 	instrPrompt *widget.Entry
-	instrModel  *widget.Entry
+	instrModel  *widget.SelectEntry // the providers' models, or any model name
 	instrSave   *widget.Button
 
 	banner  *widget.Label
@@ -144,15 +144,16 @@ func (v *chatView) build() fyne.CanvasObject {
 		v.instrPrompt.Wrapping = fyne.TextWrapWord
 		v.instrPrompt.SetMinRowsVisible(3)
 		v.instrPrompt.SetPlaceHolder(T("How the assistant should behave in this session"))
-		v.instrModel = widget.NewEntry()
+		v.instrModel = widget.NewSelectEntry(nil)
 		v.instrModel.SetPlaceHolder(T("Default model"))
 		v.instrSave = widget.NewButtonWithIcon(T("Save"), theme.DocumentSaveIcon(), v.saveInstructions)
 		form := widget.NewForm(
 			widget.NewFormItem(T("System prompt"), v.instrPrompt),
 			widget.NewFormItem(T("Model"), v.instrModel),
 		)
+		export := widget.NewButtonWithIcon(T("Export as Markdown"), theme.DocumentIcon(), v.exportMarkdown)
 		v.instr = widget.NewAccordion(widget.NewAccordionItem(T("Instructions"),
-			container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), v.instrSave), nil, nil, form)))
+			container.NewBorder(nil, container.NewHBox(export, layout.NewSpacer(), v.instrSave), nil, nil, form)))
 		top.Add(v.instr)
 	}
 	chat := container.NewBorder(top, bottom, nil, nil, container.New(&chatStickLayout{v: v}, v.scroll))
@@ -278,6 +279,7 @@ func (v *chatView) refreshInstructions() {
 	}
 	in := v.vm.Instructions()
 	v.instrPrompt.SetText(in.SystemPrompt)
+	v.instrModel.SetOptions(v.vm.ModelChoices())
 	v.instrModel.SetText(in.Model)
 }
 
