@@ -35,6 +35,7 @@ type chatView struct {
 
 	sessions    []client.Session // what sessionList shows
 	sessionList *widget.List
+	search      *chatSearchPane // search across chats (chat_search.go)
 	newSession  *widget.Button
 	// showSystem also lists the sessions the kernel keeps for itself (a plugin's memory, the
 	// OpenAI API's conversations: client.Session.System), hidden by default.
@@ -183,7 +184,9 @@ func (v *chatView) build() fyne.CanvasObject {
 	}
 	v.newSession = widget.NewButtonWithIcon(T("New session"), theme.ContentAddIcon(), v.askNewSession)
 	v.showSystem = widget.NewCheck(T("System"), func(bool) { v.refreshSessions() })
-	left := container.NewBorder(v.newSession, v.showSystem, nil, nil, v.sessionList)
+	v.search = newChatSearchPane(v)
+	left := container.NewBorder(container.NewVBox(v.newSession, v.search.entry), v.showSystem, nil, nil,
+		container.NewStack(v.sessionList, v.search.results))
 	split := container.NewHSplit(left, chat)
 	split.Offset = 0.25
 	return split
