@@ -72,6 +72,9 @@ func TestBranches(t *testing.T) {
 	if got, want := historyIDs(t, s, "s"), []int64{u1, a1, u2, a3}; !reflect.DeepEqual(got, want) {
 		t.Errorf("History after regenerate = %v, want %v", got, want)
 	}
+	if nb, err := s.Neighbours(ctx, []int64{u2}, 2, memory.OwnerViewer); err != nil || len(nb) != 3 || nb[2].ID != a3 {
+		t.Errorf("Neighbours(u2) = %v, %v; want u1, a1 and the new reply, not the old one", nb, err)
+	}
 	kids, err := s.Children(ctx, "s", []int64{u2, a1})
 	if err != nil {
 		t.Fatal(err)

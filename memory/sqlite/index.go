@@ -301,7 +301,7 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, radius int, v memor
 		if err != nil {
 			return nil, fmt.Errorf("neighbours: %w", err)
 		}
-		if !anchors[e.ID] && v.CanSee(e.Scope) {
+		if !anchors[e.ID] && !e.OffBranch && v.CanSee(e.Scope) { // another branch is not context
 			found[e.ID] = e
 		}
 	}
