@@ -2,6 +2,10 @@ package kernel
 
 import (
 	"context"
+	"errors"
+	"math"
+	"net"
+	"net/http"
 	"strings"
 
 	"github.com/hologramagent/hologram/kernel/agent"
@@ -66,7 +70,34 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := k.ingest(ctx, sess, prior); err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}
-	return k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}, nil, emit)
+	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}
+	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 || len(req.ResponseSchema) > 0 {
+		tr.Sampling = &agent.Sampling{MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, ResponseSchema: req.ResponseSchema}
+	}
+	res, err := k.runTurn(ctx, tr, nil, emit)
+	return res, upstreamError(err)
+}
+
+// upstreamError answers a turn its provider failed as an OpenAI-compatible server does, so that
+// clients retry it the way they retry OpenAI (their retries of the same request are answered
+// from the first attempt, kernel/api): a provider's 429 or 503 is 503 with its Retry-After, a
+// timeout 504, any other provider failure 502.
+func upstreamError(err error) error {
+	pe := (*agent.ProviderError)(nil)
+	if !errors.As(err, &pe) {
+		return err
+	}
+	ce := &client.Error{Status: http.StatusBadGateway, Message: "the model's provider failed: " + pe.Error(), RetryAfter: 2}
+	var ae *llm.APIError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ae) && (ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusServiceUnavailable):
+		ce.Status = http.StatusServiceUnavailable
+		ce.RetryAfter = max(int(math.Ceil(ae.RetryAfter.Seconds())), 1)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		ce.Status = http.StatusGatewayTimeout
+	}
+	return ce
 }
 
 // ingest appends the messages of prior that the session has not seen. The stored conversation is

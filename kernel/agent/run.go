@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,29 @@ type TurnRequest struct {
 	// regenerated reply): the session's head is that event, Input and Blocks are its own, and
 	// no new user event is stored; the reply starts a sibling branch of the old one.
 	Again int64
+	// Sampling is what the caller asks of the model's replies (an OpenAI client's max_tokens,
+	// temperature, top_p, stop, response_format); nil keeps the agent's settings.
+	Sampling *Sampling
+}
+
+// Sampling are a turn's own model parameters; zero fields keep the agent's.
+type Sampling struct {
+	MaxTokens      int
+	Temperature    *float64
+	TopP           *float64
+	Stop           []string
+	ResponseSchema json.RawMessage // the final reply is one JSON object of this schema
+}
+
+// apply sets the turn's parameters on an LLM request.
+func (s *Sampling) apply(r *llm.Request) {
+	if s == nil {
+		return
+	}
+	if s.MaxTokens > 0 {
+		r.MaxTokens = s.MaxTokens
+	}
+	r.Temperature, r.TopP, r.Stop, r.ResponseSchema = s.Temperature, s.TopP, s.Stop, s.ResponseSchema
 }
 
 // Event is a progress report of a running turn. Type is "delta" (assistant text piece),
@@ -197,7 +221,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 				t.emit(Event{Type: "reasoning", Text: d.Reasoning})
 			}
 		}
-		resp, err := provider.Chat(ctx, llm.Request{Model: sess.Model, Messages: msgs, Tools: specs, MaxTokens: a.opts.MaxTokens}, onDelta)
+		lreq := llm.Request{Model: sess.Model, Messages: msgs, Tools: specs, MaxTokens: a.opts.MaxTokens}
+		req.Sampling.apply(&lreq)
+		resp, err := provider.Chat(ctx, lreq, onDelta)
 		t.res.Rounds++
 		if err != nil {
 			if ctx.Err() != nil {
@@ -213,7 +239,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 				t.res.Rounds--
 				continue
 			}
-			return t.res, fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)
+			return t.res, &ProviderError{Err: fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)}
 		}
 		t.res.Usage = addUsage(t.res.Usage, resp.Usage)
 		if resp.Model != "" {
@@ -494,3 +520,11 @@ func shrinkMessages(msgs []llm.Message) []llm.Message {
 	out = append(out, hist[cut:]...)
 	return append(out, msgs[lastUser:]...)
 }
+
+// ProviderError is a turn that failed because its provider did (an HTTP error answer, a
+// network failure, a timeout): the caller's request was fine, the upstream was not. Its message
+// is the wrapped error's.
+type ProviderError struct{ Err error }
+
+func (e *ProviderError) Error() string { return e.Err.Error() }
+func (e *ProviderError) Unwrap() error { return e.Err }

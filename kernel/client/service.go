@@ -8,6 +8,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -200,6 +201,9 @@ var (
 type Error struct {
 	Status  int    `json:"status"`
 	Message string `json:"message"`
+	// RetryAfter, in seconds, is when an upstream failure (502, 503, 504) may be retried; the
+	// HTTP API sends it as the Retry-After header.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status) }
@@ -536,6 +540,12 @@ type CompletionRequest struct {
 	User     bool            // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
 	Model    string          // requested model; empty or unknown: the session's or default provider's
 	Messages []IngestMessage // system, user and assistant messages as sent; the last one is a user message
+	// The client's model parameters, passed to the provider (zero: the kernel's own).
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	TopP           *float64        `json:"top_p,omitempty"`
+	Stop           []string        `json:"stop,omitempty"`
+	ResponseSchema json.RawMessage `json:"response_schema,omitempty"` // from response_format json_schema / json_object
 }
 
 // IngestMessage is one message of a CompletionRequest with its content flattened to text.
