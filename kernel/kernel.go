@@ -178,7 +178,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
 	k.mem = m
-	k.admin = &memadmin.Admin{DB: deps.Store, Mem: m, Log: k.log, Clock: k.clock}
+	k.admin = &memadmin.Admin{DB: deps.Store, Mem: m, Log: k.log, Clock: k.clock, SessionLock: sessionRole{k}.sessionLock}
 	k.state.OnClose(FacilityDense, m.Close) // after the turns, before the binary closes the store
 	// Every write of the kernel (turns, ingests) goes through here, so the engine stays in step.
 	k.store = observedStore{Store: deps.Store, onAppend: m.Appended}

@@ -15,7 +15,6 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/llm"
-	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -122,11 +121,9 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	var again int64
 	var move func(context.Context) error
 	if req.Regenerate != 0 || req.Edit != 0 { // a new branch, made under the session's lock
-		var head int64
-		if input, again, head, err = k.admin.BranchTurn(ctx, session, req.Regenerate, req.Edit, input, len(req.Attachments) > 0); err != nil {
+		if input, again, move, err = k.admin.BranchMove(ctx, session, req.Regenerate, req.Edit, input, len(req.Attachments) > 0); err != nil {
 			return client.ChatResult{}, err
 		}
-		move = func(ctx context.Context) error { return k.admin.MoveHead(ctx, session, head) }
 	}
 	blocks, err := attachmentBlocks(req.Attachments)
 	if err != nil {
@@ -341,18 +338,7 @@ func (k sessionRole) SetInstructions(ctx context.Context, id string, in client.I
 
 // History implements client.Service.
 func (k sessionRole) History(ctx context.Context, id string, limit int) ([]client.Message, error) {
-	if _, err := k.store.GetSession(ctx, id); err != nil {
-		return nil, mapErr(err)
-	}
-	evs, err := k.store.History(ctx, id, limit)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	out := make([]client.Message, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, memadmin.Message(e))
-	}
-	return out, k.admin.WithBranches(ctx, id, out)
+	return k.admin.History(ctx, id, limit)
 }
 
 // Tools implements client.Service.

@@ -10,13 +10,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
 // deletedSessionPrefix keys, in the settings, the sessions the owner deleted (the value is
 // when): a deleted session leaves the session list, but its row stays, because its events,
 // kept in memory, refer to it.
-const deletedSessionPrefix = "session.deleted/"
+const deletedSessionPrefix = memadmin.DeletedSessionPrefix
 
 // RenameSession implements client.SessionAdmin.
 func (k sessionRole) RenameSession(ctx context.Context, id, title string) (client.Session, error) {

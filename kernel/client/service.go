@@ -63,8 +63,6 @@ type SessionService interface {
 	History(ctx context.Context, sessionID string, limit int) ([]Message, error)
 	// SessionAdmin renames and deletes sessions (session.go).
 	SessionAdmin
-	// BranchService pages history and switches branches (branches.go).
-	BranchService
 }
 
 // ProviderService configures, tests and finds LLM providers.
@@ -111,6 +109,8 @@ type MemoryService interface {
 	SearchMemory(ctx context.Context, q MemoryQuery) ([]MemoryHit, error)
 	// MemoryAdmin is the owner's side of memory (graph, forget, pins, scenes, GC, export).
 	MemoryAdmin
+	// BranchService pages a session's history and switches its branches (branches.go).
+	BranchService
 }
 
 // ModelService is the dense-embedding side: status and the model catalogue.

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -28,6 +29,8 @@ type Admin struct {
 	Mem   *engine.Engine
 	Log   *slog.Logger
 	Clock func() time.Time
+	// SessionLock returns the lock that serialises a session's turns (branch switches take it).
+	SessionLock func(session string) *sync.Mutex
 }
 
 // invalid is a request the caller must fix (client.ErrInvalid).

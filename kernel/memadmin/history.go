@@ -2,9 +2,9 @@ package memadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
@@ -62,8 +62,8 @@ func (a *Admin) WithBranches(ctx context.Context, session string, msgs []client.
 	return nil
 }
 
-// HistoryPage is a page of a session the caller checked exists ([client.BranchService]).
-func (a *Admin) HistoryPage(ctx context.Context, q client.HistoryQuery) (client.HistoryPage, error) {
+// historyPage is a page of a session that exists.
+func (a *Admin) historyPage(ctx context.Context, q client.HistoryQuery) (client.HistoryPage, error) {
 	switch {
 	case q.Limit < 0 || q.Limit > client.MaxHistoryPage:
 		return client.HistoryPage{}, invalid("limit must be 1 to %d, got %d", client.MaxHistoryPage, q.Limit)
@@ -91,6 +91,12 @@ func (a *Admin) MoveHead(ctx context.Context, session string, head int64) error 
 	a.Mem.BranchChanged(session)
 	a.Log.Info("session branch moved", "session", session, "head", head)
 	return nil
+}
+
+// BranchMove is BranchTurn with the head move as a function (run under the session's lock).
+func (a *Admin) BranchMove(ctx context.Context, session string, regenerate, edit int64, input string, attachments bool) (string, int64, func(context.Context) error, error) {
+	input, again, head, err := a.BranchTurn(ctx, session, regenerate, edit, input, attachments)
+	return input, again, func(ctx context.Context) error { return a.MoveHead(ctx, session, head) }, err
 }
 
 // BranchTurn checks a regenerate (of message regenerate, without input or attachments) or an
@@ -142,11 +148,60 @@ func (a *Admin) BranchTurn(ctx context.Context, session string, regenerate, edit
 	return input, user, user, nil
 }
 
-// SwitchBranch makes the branch through message id current: the newest message under it
-// becomes the session's head. lock is the session's turn lock: it waits up to 2 s (wall time)
-// for a turn that is finishing (its final event is out before it lets the session go); a turn
-// still running is ErrInvalid.
-func (a *Admin) SwitchBranch(ctx context.Context, session string, id int64, lock *sync.Mutex) error {
+// DeletedSessionPrefix keys, in the settings, the sessions the owner deleted (the value is when):
+// a deleted session leaves the session list, but its row stays, because its events, kept in
+// memory, refer to it.
+const DeletedSessionPrefix = "session.deleted/"
+
+// liveSession checks that a session exists and was not deleted (ErrNotFound).
+func (a *Admin) liveSession(ctx context.Context, id string) error {
+	if _, err := a.DB.GetSession(ctx, id); err != nil {
+		return mapErr(err)
+	}
+	_, err := a.DB.GetSetting(ctx, DeletedSessionPrefix+id)
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w: session %s was deleted", client.ErrNotFound, id)
+	case errors.Is(err, memory.ErrNotFound):
+		return nil
+	}
+	return mapErr(err)
+}
+
+// History is client.SessionService.History: the last limit messages of the session's current
+// branch (limit <= 0: all), with their branch marks.
+func (a *Admin) History(ctx context.Context, id string, limit int) ([]client.Message, error) {
+	if _, err := a.DB.GetSession(ctx, id); err != nil {
+		return nil, mapErr(err)
+	}
+	evs, err := a.DB.History(ctx, id, limit)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]client.Message, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, Message(e))
+	}
+	return out, a.WithBranches(ctx, id, out)
+}
+
+// HistoryPage implements client.BranchService.
+func (a *Admin) HistoryPage(ctx context.Context, q client.HistoryQuery) (client.HistoryPage, error) {
+	if err := a.liveSession(ctx, q.Session); err != nil {
+		return client.HistoryPage{}, err
+	}
+	return a.historyPage(ctx, q)
+}
+
+// SwitchBranch implements client.BranchService: the newest message under message id becomes
+// the session's head. It takes the session's turn lock (Admin.SessionLock), waiting up to 2 s
+// (wall time) for a turn that is finishing (its final event is out before it lets the session
+// go); a turn still running is ErrInvalid.
+func (a *Admin) SwitchBranch(ctx context.Context, session string, id int64) error {
+	if err := a.liveSession(ctx, session); err != nil {
+		return err
+	}
+	lock := a.SessionLock(session)
 	for deadline := time.Now().Add(2 * time.Second); !lock.TryLock(); time.Sleep(10 * time.Millisecond) {
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			return invalid("a turn is running in session %s; wait for it or cancel it first", session)
