@@ -126,11 +126,10 @@ type Kernel struct {
 	pauseMu sync.Mutex  // serialises SetPaused
 	paused  atomic.Bool // channel input and scheduled jobs stopped (desktop.go)
 
-	turnMu   sync.Mutex
-	turns    map[string]*turn
-	sessLock map[string]*sync.Mutex
-	closing  bool
-	turnWG   sync.WaitGroup
+	turnMu  sync.Mutex
+	turns   map[string]*turn
+	closing bool
+	turnWG  sync.WaitGroup
 }
 
 type turn struct {
@@ -154,16 +153,15 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		deps.Clock = time.Now
 	}
 	k := &Kernel{
-		cfg:      cfg,
-		db:       deps.Store,
-		sealer:   deps.Sealer,
-		newProv:  deps.NewProvider,
-		log:      deps.Logger,
-		clock:    deps.Clock,
-		state:    kstate.New(),
-		built:    map[string]llm.Provider{},
-		turns:    map[string]*turn{},
-		sessLock: map[string]*sync.Mutex{},
+		cfg:     cfg,
+		db:      deps.Store,
+		sealer:  deps.Sealer,
+		newProv: deps.NewProvider,
+		log:     deps.Logger,
+		clock:   deps.Clock,
+		state:   kstate.New(),
+		built:   map[string]llm.Provider{},
+		turns:   map[string]*turn{},
 	}
 	k.state.Declare(FacilityStore, FacilityProviders, FacilityAgent)
 	k.facs = deps.Facilities
@@ -178,7 +176,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
 	k.mem = m
-	k.admin = &memadmin.Admin{DB: deps.Store, Mem: m, Log: k.log, Clock: k.clock, SessionLock: sessionRole{k}.sessionLock}
+	k.admin = &memadmin.Admin{DB: deps.Store, Mem: m, Log: k.log, Clock: k.clock}
 	k.state.OnClose(FacilityDense, m.Close) // after the turns, before the binary closes the store
 	// Every write of the kernel (turns, ingests) goes through here, so the engine stays in step.
 	k.store = observedStore{Store: deps.Store, onAppend: m.Appended}

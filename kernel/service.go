@@ -15,6 +15,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -129,9 +130,13 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if err != nil {
 		return client.ChatResult{}, err
 	}
+	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks, HideTools: req.HideTools,
+		Again: again}
+	for _, t := range req.ClientTools { // tools the client runs itself, checked by the agent (docs/api.md)
+		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
+	}
 	k.ocr.Blocks(ctx, blocks)
-	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
-		Blocks: blocks, Again: again}, move, emit)
+	return k.runTurn(ctx, tr, move, emit)
 }
 
 // attachmentBlocks validates a chat's attachments and turns them into new blocks.
@@ -195,7 +200,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, move func(co
 	k.turns[tr.TurnID] = &turn{id: tr.TurnID, session: tr.Session, cancel: cancel}
 	k.turnWG.Add(1)
 	k.turnMu.Unlock()
-	lock := sessionRole{k}.sessionLock(tr.Session)
+	lock := k.admin.SessionLock(tr.Session)
 	defer func() {
 		k.turnMu.Lock()
 		delete(k.turns, tr.TurnID)
@@ -225,10 +230,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, move func(co
 		res.Text += fmt.Sprintf("\n\n(still starting, their tools were not offered: %s)", strings.Join(missing, ", "))
 	}
 	out := client.ChatResult{TurnID: tr.TurnID, Session: tr.Session, Text: res.Text}
-	if res.Rounds > 0 {
-		out.Usage = &client.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
-			Millis: k.clock().Sub(started).Milliseconds()}
-	}
+	out.Usage = memadmin.Usage(res.Rounds, res.Usage.PromptTokens, res.Usage.CompletionTokens, k.clock().Sub(started))
 	if err != nil {
 		if cause := context.Cause(tctx); cause != nil && errors.Is(cause, ErrClosing) {
 			err = fmt.Errorf("turn cancelled: %w", ErrClosing)
@@ -240,7 +242,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, move func(co
 		k.publish("turn_failed", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "error": err.Error()})
 		return out, err
 	}
-	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Usage: out.Usage})
+	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Stop: res.Stop, Usage: out.Usage})
 	k.publish("turn_finished", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "stop": res.Stop, "rounds": res.Rounds})
 	return out, nil
 }
@@ -261,6 +263,11 @@ func (k chatRole) Cancel(ctx context.Context, turnID string) error {
 	}
 	t.cancel(context.Canceled)
 	return nil
+}
+
+// AnswerToolCall implements client.Service: a client's answer to a call of its own tool.
+func (k chatRole) AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error {
+	return mapErr(k.agent.AnswerClientCall(turnID, callID, agent.ClientAnswer{Content: sanitize(a.Content), IsError: a.IsError}))
 }
 
 func toClientSession(s memory.Session) client.Session {

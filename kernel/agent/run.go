@@ -32,6 +32,10 @@ type TurnRequest struct {
 	// regenerated reply): the session's head is that event, Input and Blocks are its own, and
 	// no new user event is stored; the reply starts a sibling branch of the old one.
 	Again int64
+	// ClientTools are tools the turn's client runs itself (clienttools.go); HideTools are
+	// registered tools this turn does not offer (those the client's tools stand in for).
+	ClientTools []ClientTool
+	HideTools   []string
 	// Sampling is what the caller asks of the model's replies (an OpenAI client's max_tokens,
 	// temperature, top_p, stop, response_format); nil keeps the agent's settings.
 	Sampling *Sampling
@@ -106,6 +110,8 @@ type turn struct {
 	input string
 	res   Result
 	tools *turnTools
+	// client are the turn's client-executed tools (clienttools.go).
+	client map[string]toolEntry
 }
 
 func (t *turn) data() StageData {
@@ -135,6 +141,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("get session %q: %w", req.Session, err)
+	}
+	if t.client, err = t.clientEntries(); err != nil {
+		return Result{}, fmt.Errorf("client tools: %w", err)
 	}
 	provider, err := a.opts.Provider(sess.Model)
 	if err != nil {

@@ -27,6 +27,7 @@ type Service interface {
 	ModelService
 	ApprovalService
 	PromptService
+	ClientToolService
 }
 
 // SystemService is the kernel's liveness, state and pause switch.
@@ -155,6 +156,10 @@ type PluginConfig struct {
 	// sessions only) or "any" (groups', end users' and public sessions too). Native plugins
 	// declare theirs per tool in plugin.json.
 	Visibility string `json:"visibility,omitempty"`
+	// Session, when set, scopes the plugin to one of the owner's sessions (an editor's MCP
+	// server, added by waiter acp): it is not remembered, its tools are offered in that session
+	// only, and its client removes it when the session ends.
+	Session string `json:"session,omitempty"`
 }
 
 // Plugin is a plugin as listed.
@@ -266,6 +271,10 @@ type ChatRequest struct {
 	// Edit replaces this user message of the current branch with Input: the edited message
 	// and its reply start a sibling branch; the old ones are kept.
 	Edit int64 `json:"edit,omitempty"`
+	// ClientTools are tools the client runs itself (clienttools.go); HideTools names the
+	// kernel's tools this turn does not offer (those the client's tools stand in for).
+	ClientTools []ClientTool `json:"client_tools,omitempty"`
+	HideTools   []string     `json:"hide_tools,omitempty"`
 }
 
 // Attachment is a file sent with a chat message. Kind is "text" (Text holds it), "image" or
@@ -309,6 +318,9 @@ type ChatEvent struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// Usage is set on "final" events: the turn's token counts and time.
 	Usage *Usage `json:"usage,omitempty"`
+	// Stop is set on "final" events: why the turn ended ("done", "short_circuit", "all_denied",
+	// "cancelled", "max_rounds", "max_wall" or "token_budget").
+	Stop string `json:"stop,omitempty"`
 }
 
 // ToolEvent describes a tool call and, once done, its result.
