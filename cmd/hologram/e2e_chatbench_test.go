@@ -99,8 +99,9 @@ func TestChatOpenBenchmark(t *testing.T) {
 	_, x, y, _, _ := in.window("^HologramAgent$")
 	g.waitTrace(map[string]any{"kind": "screen", "screen": "chat"}, nil)
 	in.drawn()
-	// The session list: Main, then the two chats (rows 37 px apart from y 106, window-relative).
-	row := func(i int) { in.do("mousemove", strconv.Itoa(x+120), strconv.Itoa(y+106+37*i), "click", "1") }
+	// The session list, under New session and the search field: Main, then the two chats (rows
+	// 39 px apart from y 145, window-relative).
+	row := func(i int) { in.do("mousemove", strconv.Itoa(x+120), strconv.Itoa(y+145+39*i), "click", "1") }
 	times := map[string][]float64{}
 	sizes := map[string]float64{}
 	for i := 0; i < 20; i++ {
