@@ -2,14 +2,11 @@ package kernel
 
 import (
 	"context"
-	"errors"
-	"math"
-	"net"
-	"net/http"
 	"strings"
 
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/completion"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
 )
@@ -70,39 +67,13 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := k.ingest(ctx, sess, prior); err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}
-	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}
-	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 || len(req.ResponseSchema) > 0 {
-		tr.Sampling = &agent.Sampling{MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, ResponseSchema: req.ResponseSchema}
-	}
+	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope,
+		Sampling: completion.Sampling(req)}
 	res, err := k.runTurn(ctx, tr, nil, emit)
-	return res, upstreamError(err)
+	return res, completion.UpstreamError(err)
 }
 
-// upstreamError answers a turn its provider failed as an OpenAI-compatible server does, so that
-// clients retry it the way they retry OpenAI (their retries of the same request are answered
-// from the first attempt, kernel/api): a provider's 429 or 503 is 503 with its Retry-After, a
-// timeout 504, any other provider failure 502.
-func upstreamError(err error) error {
-	pe := (*agent.ProviderError)(nil)
-	if !errors.As(err, &pe) {
-		return err
-	}
-	ce := &client.Error{Status: http.StatusBadGateway, Message: "the model's provider failed: " + pe.Error(), RetryAfter: 2}
-	var ae *llm.APIError
-	var ne net.Error
-	switch {
-	case errors.As(err, &ae) && (ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusServiceUnavailable):
-		ce.Status = http.StatusServiceUnavailable
-		ce.RetryAfter = max(int(math.Ceil(ae.RetryAfter.Seconds())), 1)
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		ce.Status = http.StatusGatewayTimeout
-	}
-	return ce
-}
-
-// ingest appends the messages of prior that the session has not seen. The stored conversation is
-// the session's user messages and final assistant texts; the longest prefix of prior that equals
-// the end of it is already known, the rest is new.
+// ingest appends the messages of prior that the session has not stored (completion.Unseen).
 func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client.IngestMessage) error {
 	session := sess.ID
 	if len(prior) == 0 {
@@ -118,30 +89,15 @@ func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client
 			seen = append(seen, client.IngestMessage{Role: string(e.Role), Content: e.Content})
 		}
 	}
-	known := 0
-	for j := min(len(prior), len(seen)); j > 0; j-- {
-		if sameMessages(prior[:j], seen[len(seen)-j:]) {
-			known = j
-			break
-		}
-	}
-	if known == len(prior) {
+	unseen := completion.Unseen(seen, prior)
+	if len(unseen) == 0 {
 		return nil
 	}
 	var evs []memory.Event
-	for _, m := range prior[known:] {
+	for _, m := range unseen {
 		evs = append(evs, memory.Event{Session: session, Role: memory.Role(m.Role), Content: sanitize(m.Content), Channel: "openai", Scope: sess.Scope,
 			Time: k.clock(), Tokens: llm.EstimateTokens(m.Content)})
 	}
 	_, err = k.store.AppendEvents(ctx, evs)
 	return err
-}
-
-func sameMessages(a, b []client.IngestMessage) bool {
-	for i := range a {
-		if a[i].Role != b[i].Role || strings.TrimSpace(a[i].Content) != strings.TrimSpace(b[i].Content) {
-			return false
-		}
-	}
-	return true
 }
