@@ -494,6 +494,10 @@ func (a *App) chatTrace(quick bool) func(kind string, v any) {
 			if x.Role == ChatRoleAssistant && a.windowHidden(quick) {
 				a.notes.reply(quick, x.Text)
 			}
+		case TraceHistory:
+			fields["session"], fields["messages"] = x.Session, x.Messages
+		case TraceRendered:
+			fields["session"], fields["messages"], fields["ms"] = x.Session, x.Messages, x.Millis
 		case string:
 			fields["text"] = x
 		default:

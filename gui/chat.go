@@ -27,8 +27,8 @@ type ChatOptions struct {
 	// Channel is sent with every turn; "" means "gui".
 	Channel string
 	// Trace, when set, is called with ("message", [TraceMessage]) when a message is complete in
-	// the view-model and with ("error", text) when an error is shown. It may be called from
-	// any goroutine.
+	// the view-model, ("history", [TraceHistory]) when a history is loaded and with ("error",
+	// text) when an error is shown. It may be called from any goroutine.
 	Trace func(kind string, v any)
 }
 
@@ -36,6 +36,13 @@ type ChatOptions struct {
 type TraceMessage struct {
 	Role string `json:"role"`
 	Text string `json:"text"`
+}
+
+// TraceHistory is what [ChatOptions].Trace receives ("history") when a session's history is
+// in the view-model.
+type TraceHistory struct {
+	Session  string `json:"session"`
+	Messages int    `json:"messages"`
 }
 
 // Roles of a [ChatMessage].
@@ -60,6 +67,14 @@ type ChatMessage struct {
 	Streaming bool
 	// Stopped says the user stopped the turn before it finished.
 	Stopped bool
+	// ID is the stored message (the first of an assistant turn); 0 until the history has it.
+	ID int64
+	// Branch is set where the session's branches part (‹Index/Count›): regenerated replies
+	// and edited messages (chat_branches.go).
+	Branch *client.Branch
+	// Usage is a finished reply's token counts and time; Model the model that answered.
+	Usage *client.Usage
+	Model string
 
 	retry *chatRetry // an error's way to try again ([ChatVM.Retry]); nil: none
 }
@@ -111,6 +126,8 @@ const (
 	ChatInstructionsChanged
 	// ChatErrorChanged: [ChatVM.Err].
 	ChatErrorChanged
+	// ChatOlderLoaded: Index older messages were put in front ([ChatVM.LoadOlder]).
+	ChatOlderLoaded
 )
 
 // ChatChange is one change of a [ChatVM], reported to its listeners.
@@ -122,8 +139,10 @@ type ChatChange struct {
 	Index int
 }
 
-// chatHistoryLimit is how many past messages a session shows.
-const chatHistoryLimit = 200
+// chatHistoryLimit is how many stored messages (events: a tool call and its result count) a
+// history page holds: a session opens with its newest page and scrolling to the top reads the
+// page before it (chat_pages.go), so a long chat never loads whole.
+const chatHistoryLimit = 60
 
 // chatCallTimeout bounds the calls the view-model makes on its own (cancel, sessions refresh).
 const chatCallTimeout = 10 * time.Second
@@ -154,15 +173,20 @@ type ChatVM struct {
 	current  string
 	state    map[string]*chatSession
 	err      error
+	models   []string // the configured providers' models, for the model picker
 }
 
 // chatSession is what the view-model keeps of one session.
 type chatSession struct {
 	msgs   []ChatMessage
 	loaded bool
-	draft  string
-	atts   []client.Attachment
-	turn   *chatTurn
+	// hist is the stored history msgs came from (its oldest pages may be loaded later), more
+	// says older pages exist (chat_pages.go).
+	hist  []client.Message
+	more  bool
+	draft string
+	atts  []client.Attachment
+	turn  *chatTurn
 }
 
 // chatTurn is a running turn.
@@ -277,8 +301,9 @@ func (vm *ChatVM) reload(ctx context.Context) error {
 			list = append([]client.Session{s}, list...)
 		}
 	}
+	models := vm.loadModelChoices(ctx) // the model picker's choices (chat_export.go)
 	vm.mu.Lock()
-	vm.sessions = list
+	vm.sessions, vm.models = list, models
 	for id, s := range vm.state {
 		if id != cur {
 			s.loaded = false
@@ -291,11 +316,11 @@ func (vm *ChatVM) reload(ctx context.Context) error {
 
 // loadHistory replaces a session's messages by its history, unless a turn runs there.
 func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
-	hist, err := vm.svc.History(ctx, id, chatHistoryLimit)
+	page, err := vm.svc.HistoryPage(ctx, client.HistoryQuery{Session: id, Limit: chatHistoryLimit})
 	if err != nil {
 		return fmt.Errorf("%s: %w", Tf("Could not load the history of %s", id), err)
 	}
-	msgs := chatFromHistory(hist)
+	msgs := chatFromHistory(page.Messages)
 	vm.mu.Lock()
 	s := vm.sess(id)
 	if s.turn != nil {
@@ -303,8 +328,10 @@ func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
 		return nil
 	}
 	s.msgs, s.loaded = msgs, true
+	s.hist, s.more = page.Messages, page.More
 	vm.mu.Unlock()
 	vm.notify(ChatChange{Kind: ChatMessagesChanged, Session: id})
+	vm.trace("history", TraceHistory{Session: id, Messages: len(msgs)})
 	return nil
 }
 
@@ -318,7 +345,7 @@ func chatFromHistory(hist []client.Message) []ChatMessage {
 		switch m.Role {
 		case ChatRoleUser:
 			out = append(out, ChatMessage{Role: ChatRoleUser, Text: m.Content, TurnID: m.TurnID, Time: m.Time,
-				Attachments: chatBlocks(m.Blocks)})
+				Attachments: chatBlocks(m.Blocks), ID: m.ID, Branch: m.Branch})
 		case ChatRoleAssistant:
 			var tools []ChatTool
 			for _, c := range m.ToolCalls {
@@ -328,10 +355,13 @@ func chatFromHistory(hist []client.Message) []ChatMessage {
 				out[last].Text = chatJoin(out[last].Text, m.Content)
 				out[last].Tools = append(out[last].Tools, tools...)
 				out[last].Attachments = append(out[last].Attachments, chatBlocks(m.Blocks)...)
+				if m.Usage != nil {
+					out[last].Usage, out[last].Model = m.Usage, m.Model
+				}
 				continue
 			}
 			out = append(out, ChatMessage{Role: ChatRoleAssistant, Text: m.Content, Tools: tools, TurnID: m.TurnID,
-				Time: m.Time, Attachments: chatBlocks(m.Blocks)})
+				Time: m.Time, Attachments: chatBlocks(m.Blocks), ID: m.ID, Branch: m.Branch, Usage: m.Usage, Model: m.Model})
 		case "tool": // the result of a call of the assistant message before
 			if last < 0 || out[last].Role != ChatRoleAssistant {
 				continue
@@ -712,7 +742,7 @@ func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req clien
 		if res.Text != "" {
 			reply.Text = res.Text
 		}
-		reply.TurnID = res.TurnID
+		reply.TurnID, reply.Usage = res.TurnID, res.Usage
 		traced = append(traced, TraceMessage{Role: ChatRoleAssistant, Text: reply.Text})
 		changes = append(changes, ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg})
 	case t.stopped:
@@ -757,6 +787,9 @@ func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req clien
 	vm.notify(changes...)
 	if t.started {
 		vm.refreshSessions()
+	}
+	if err == nil {
+		vm.refreshIDs(id) // the stored ids, for regenerate, edit and branches
 	}
 }
 

@@ -165,6 +165,7 @@ func TestChatSendStreamsIntoOneReply(t *testing.T) {
 		}
 	}
 	chatEqual(t, "trace", tr.get(), []string{
+		`history {"session":"main","messages":0}`,
 		`message {"role":"user","text":"hi there"}`,
 		`message {"role":"assistant","text":"Hello **world**"}`,
 	})

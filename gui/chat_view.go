@@ -35,6 +35,7 @@ type chatView struct {
 
 	sessions    []client.Session // what sessionList shows
 	sessionList *widget.List
+	search      *chatSearchPane // search across chats (chat_search.go)
 	newSession  *widget.Button
 	// showSystem also lists the sessions the kernel keeps for itself (a plugin's memory, the
 	// OpenAI API's conversations: client.Session.System), hidden by default.
@@ -42,7 +43,7 @@ type chatView struct {
 
 	instr       *widget.Accordion
 	instrPrompt *widget.Entry
-	instrModel  *widget.Entry
+	instrModel  *widget.SelectEntry // the providers' models, or any model name
 	instrSave   *widget.Button
 
 	banner  *widget.Label
@@ -61,6 +62,11 @@ type chatView struct {
 	// follow keeps the messages scrolled to the newest one, also across layouts (the history
 	// of a session arrives before the view has its size); scrolling up clears it.
 	follow bool
+	// selected is the session picked in the list at selectedAt, until its messages rendered;
+	// loadingOlder is set while the page before is read (chat_pages.go).
+	selected     string
+	selectedAt   time.Time
+	loadingOlder bool
 }
 
 // chatStickLayout gives the messages' scroll all its space and, while the view follows the
@@ -116,6 +122,7 @@ func (v *chatView) build() fyne.CanvasObject {
 	v.scroll.OnScrolled = func(p fyne.Position) {
 		// Scrolled up by the owner: stay there; back at the end: follow the new messages again.
 		v.follow = p.Y >= v.scroll.Content.Size().Height-v.scroll.Size().Height-1
+		v.scrolled(p) // at the top: the page before (chat_pages.go)
 	}
 
 	v.input = newChatInput(v.sendDraft)
@@ -138,15 +145,16 @@ func (v *chatView) build() fyne.CanvasObject {
 		v.instrPrompt.Wrapping = fyne.TextWrapWord
 		v.instrPrompt.SetMinRowsVisible(3)
 		v.instrPrompt.SetPlaceHolder(T("How the assistant should behave in this session"))
-		v.instrModel = widget.NewEntry()
+		v.instrModel = widget.NewSelectEntry(nil)
 		v.instrModel.SetPlaceHolder(T("Default model"))
 		v.instrSave = widget.NewButtonWithIcon(T("Save"), theme.DocumentSaveIcon(), v.saveInstructions)
 		form := widget.NewForm(
 			widget.NewFormItem(T("System prompt"), v.instrPrompt),
 			widget.NewFormItem(T("Model"), v.instrModel),
 		)
+		export := widget.NewButtonWithIcon(T("Export as Markdown"), theme.DocumentIcon(), v.exportMarkdown)
 		v.instr = widget.NewAccordion(widget.NewAccordionItem(T("Instructions"),
-			container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), v.instrSave), nil, nil, form)))
+			container.NewBorder(nil, container.NewHBox(export, layout.NewSpacer(), v.instrSave), nil, nil, form)))
 		top.Add(v.instr)
 	}
 	chat := container.NewBorder(top, bottom, nil, nil, container.New(&chatStickLayout{v: v}, v.scroll))
@@ -171,11 +179,14 @@ func (v *chatView) build() fyne.CanvasObject {
 			return
 		}
 		id := v.sessions[i].ID
+		v.selected, v.selectedAt = id, time.Now()                            // for the "chat_rendered" trace
 		v.vm.Go(func() { _ = v.vm.SelectSession(context.Background(), id) }) // errors: the banner
 	}
 	v.newSession = widget.NewButtonWithIcon(T("New session"), theme.ContentAddIcon(), v.askNewSession)
 	v.showSystem = widget.NewCheck(T("System"), func(bool) { v.refreshSessions() })
-	left := container.NewBorder(v.newSession, v.showSystem, nil, nil, v.sessionList)
+	v.search = newChatSearchPane(v)
+	left := container.NewBorder(container.NewVBox(v.newSession, v.search.entry), v.showSystem, nil, nil,
+		container.NewStack(v.sessionList, v.search.results))
 	split := container.NewHSplit(left, chat)
 	split.Offset = 0.25
 	return split
@@ -201,6 +212,8 @@ func (v *chatView) changed(c ChatChange) {
 		v.refreshAll()
 	case ChatMessagesChanged:
 		v.refreshMessages()
+	case ChatOlderLoaded:
+		v.olderLoaded()
 	case ChatMessageAdded:
 		if m, ok := v.vm.Message(c.Index); ok && c.Index == len(v.bubbles) {
 			b := newChatBubble(v, c.Index)
@@ -269,6 +282,7 @@ func (v *chatView) refreshInstructions() {
 	}
 	in := v.vm.Instructions()
 	v.instrPrompt.SetText(in.SystemPrompt)
+	v.instrModel.SetOptions(v.vm.ModelChoices())
 	v.instrModel.SetText(in.Model)
 }
 
@@ -309,6 +323,7 @@ func (v *chatView) refreshMessages() {
 	}
 	clear(v.dirty)
 	v.scrollToEnd() // a session opens at its newest message
+	v.rendered(len(msgs))
 }
 
 // flush renders the messages changed since the last render.
@@ -497,6 +512,11 @@ type chatBubble struct {
 
 	role0, text0  string // what rich shows
 	tools0, atts0 string // what tools and atts show
+
+	// Branches and usage (chat_branches.go): ‹ i/n ›, Edit (a user message), Regenerate (a
+	// reply), and a reply's token counts and speed.
+	prev, next, edit, regen *widget.Button
+	branch, usage           *widget.Label
 }
 
 func newChatBubble(v *chatView, index int) *chatBubble {
@@ -533,8 +553,9 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 	b.errRetry.Importance = widget.HighImportance
 	b.errBox = container.NewVBox(b.errWhat, b.errTodo, container.NewHBox(b.errRetry), b.errDetails)
 	b.errBox.Hide()
-	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.copy)
-	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich, b.errBox)))
+	b.newBranchControls()
+	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.prev, b.branch, b.next, b.edit, b.regen, b.copy)
+	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich, b.usage, b.errBox)))
 	return b
 }
 
@@ -577,6 +598,7 @@ func (b *chatBubble) render(m ChatMessage) {
 		}
 		b.rich.Refresh()
 	}
+	b.renderBranch(m)
 	chatShowIf(b.rich, m.Text != "" && m.Role != ChatRoleError)
 	chatShowIf(b.errBox, m.Role == ChatRoleError)
 	chatShowIf(b.errRetry, m.Role == ChatRoleError && m.retry != nil)

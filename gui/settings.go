@@ -120,6 +120,8 @@ type SettingsVM struct {
 	Memory MemoryTransfer
 	// Models is the dense embedding models' state (settings_models.go).
 	Models SettingsModels
+	// Prompt is the base system prompt (settings_prompt.go).
+	Prompt SettingsPrompt
 
 	mu sync.Mutex // serialises the read-modify-write of the saved remotes
 }
@@ -140,7 +142,7 @@ func NewSettingsVM(svc client.Service, env SettingsEnv) *SettingsVM {
 		RemoteFingerprint: binding.NewString(), RemoteInsecure: binding.NewBool(), RemoteWarning: binding.NewString(),
 		RemoteStatus: newSettingsStatus(),
 		Autostart:    binding.NewBool(), LanguageTag: binding.NewString(), CloseToTray: binding.NewBool(),
-		General: newSettingsStatus(), Memory: newMemoryTransfer(), Models: newSettingsModels(),
+		General: newSettingsStatus(), Memory: newMemoryTransfer(), Models: newSettingsModels(), Prompt: newSettingsPrompt(),
 	}
 	remotes, err := vm.loadRemotes()
 	if err != nil {

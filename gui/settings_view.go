@@ -21,6 +21,7 @@ import (
 func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 	content := container.NewVBox(
 		settingsProviders(vm, w),
+		settingsPrompt(vm),
 		settingsData(vm),
 		settingsRemotes(vm),
 		settingsMemory(vm, w),
@@ -31,6 +32,7 @@ func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 	// run concurrently (the test driver runs them on the calling goroutine).
 	vm.spawn(func(ctx context.Context) {
 		_ = vm.RefreshProviders(ctx)
+		_ = vm.RefreshPrompt(ctx)
 		_ = vm.RefreshModels(ctx)
 	})
 	return container.NewVScroll(container.NewPadded(content))

@@ -69,7 +69,7 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	}
 	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope,
 		Sampling: completion.Sampling(req)}
-	res, err := k.runTurn(ctx, tr, emit)
+	res, err := k.runTurn(ctx, tr, nil, emit)
 	return res, completion.UpstreamError(err)
 }
 

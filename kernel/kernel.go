@@ -126,11 +126,10 @@ type Kernel struct {
 	pauseMu sync.Mutex  // serialises SetPaused
 	paused  atomic.Bool // channel input and scheduled jobs stopped (desktop.go)
 
-	turnMu   sync.Mutex
-	turns    map[string]*turn
-	sessLock map[string]*sync.Mutex
-	closing  bool
-	turnWG   sync.WaitGroup
+	turnMu  sync.Mutex
+	turns   map[string]*turn
+	closing bool
+	turnWG  sync.WaitGroup
 }
 
 type turn struct {
@@ -154,16 +153,15 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		deps.Clock = time.Now
 	}
 	k := &Kernel{
-		cfg:      cfg,
-		db:       deps.Store,
-		sealer:   deps.Sealer,
-		newProv:  deps.NewProvider,
-		log:      deps.Logger,
-		clock:    deps.Clock,
-		state:    kstate.New(),
-		built:    map[string]llm.Provider{},
-		turns:    map[string]*turn{},
-		sessLock: map[string]*sync.Mutex{},
+		cfg:     cfg,
+		db:      deps.Store,
+		sealer:  deps.Sealer,
+		newProv: deps.NewProvider,
+		log:     deps.Logger,
+		clock:   deps.Clock,
+		state:   kstate.New(),
+		built:   map[string]llm.Provider{},
+		turns:   map[string]*turn{},
 	}
 	k.state.Declare(FacilityStore, FacilityProviders, FacilityAgent)
 	k.facs = deps.Facilities
@@ -184,6 +182,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	k.store = observedStore{Store: deps.Store, onAppend: m.Appended}
 	k.agent = agent.New(agent.Options{
 		Window:       m.ContextWindow,
+		BasePrompt:   k.admin.RenderBasePrompt,
 		Store:        k.store,
 		Provider:     k.resolveProvider,
 		Clock:        deps.Clock,

@@ -299,7 +299,7 @@ func (s nativeServices) ChannelInput(ctx context.Context, plugin string, in prot
 func (s nativeServices) channelTurn(base context.Context, plugin, channel string, sess memory.Session, text string, blocks []memory.Block) {
 	k := s.k
 	res, err := k.runTurn(base, agent.TurnRequest{Session: sess.ID, Input: text, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
-		Blocks: blocks}, nil)
+		Blocks: blocks}, nil, nil)
 	payload := map[string]any{"plugin": plugin, "channel": channel, "partner": sess.Partner, "session": sess.ID, "turn_id": res.TurnID}
 	if err != nil {
 		payload["error"] = err.Error()

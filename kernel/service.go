@@ -10,7 +10,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
@@ -93,7 +92,7 @@ func (k systemRole) Status(ctx context.Context) (client.Status, error) {
 // Chat implements client.Service: one agent turn, streamed through emit.
 func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	input := strings.TrimSpace(sanitize(req.Input))
-	if input == "" {
+	if input == "" && req.Regenerate == 0 {
 		return client.ChatResult{}, invalid("input is empty")
 	}
 	session := req.Session
@@ -120,16 +119,24 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if sess.Channel != "" {
 		channel = sess.Channel
 	}
+	var again int64
+	var move func(context.Context) error
+	if req.Regenerate != 0 || req.Edit != 0 { // a new branch, made under the session's lock
+		if input, again, move, err = k.admin.BranchMove(ctx, session, req.Regenerate, req.Edit, input, len(req.Attachments) > 0); err != nil {
+			return client.ChatResult{}, err
+		}
+	}
 	blocks, err := attachmentBlocks(req.Attachments)
 	if err != nil {
 		return client.ChatResult{}, err
 	}
-	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks, HideTools: req.HideTools}
+	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks, HideTools: req.HideTools,
+		Again: again}
 	for _, t := range req.ClientTools { // tools the client runs itself, checked by the agent (docs/api.md)
 		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
 	}
 	k.ocr.Blocks(ctx, blocks)
-	return k.runTurn(ctx, tr, emit)
+	return k.runTurn(ctx, tr, move, emit)
 }
 
 // attachmentBlocks validates a chat's attachments and turns them into new blocks.
@@ -174,8 +181,9 @@ func (k *Kernel) checkProvider(model string) error {
 	return mapErr(err)
 }
 
-// runTurn registers a turn (for Cancel and Drain), serialises turns per session and runs the agent.
-func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
+// runTurn registers a turn (for Cancel and Drain), serialises turns per session and runs the
+// agent, after move (when set: a regenerate's or an edit's branch move) under the session's lock.
+func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, move func(context.Context) error, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	if emit == nil {
 		emit = func(client.ChatEvent) {}
 	}
@@ -191,12 +199,8 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 	}
 	k.turns[tr.TurnID] = &turn{id: tr.TurnID, session: tr.Session, cancel: cancel}
 	k.turnWG.Add(1)
-	lock := k.sessLock[tr.Session]
-	if lock == nil {
-		lock = &sync.Mutex{}
-		k.sessLock[tr.Session] = lock
-	}
 	k.turnMu.Unlock()
+	lock := k.admin.SessionLock(tr.Session)
 	defer func() {
 		k.turnMu.Lock()
 		delete(k.turns, tr.TurnID)
@@ -205,9 +209,15 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 	}()
 	lock.Lock()
 	defer lock.Unlock()
+	if move != nil {
+		if err := move(tctx); err != nil {
+			return client.ChatResult{}, err
+		}
+	}
 
 	emit(client.ChatEvent{Type: client.EventTurn, TurnID: tr.TurnID, Session: tr.Session})
 	k.publish("turn_started", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "channel": tr.Channel})
+	started := k.clock()
 	missing := k.plugins.waitStarted(tctx)
 	res, err := k.agent.Run(tctx, tr, func(ev agent.Event) {
 		ce := client.ChatEvent{Type: ev.Type, TurnID: tr.TurnID, Session: tr.Session, Text: ev.Text}
@@ -220,6 +230,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		res.Text += fmt.Sprintf("\n\n(still starting, their tools were not offered: %s)", strings.Join(missing, ", "))
 	}
 	out := client.ChatResult{TurnID: tr.TurnID, Session: tr.Session, Text: res.Text}
+	out.Usage = memadmin.Usage(res.Rounds, res.Usage.PromptTokens, res.Usage.CompletionTokens, k.clock().Sub(started))
 	if err != nil {
 		if cause := context.Cause(tctx); cause != nil && errors.Is(cause, ErrClosing) {
 			err = fmt.Errorf("turn cancelled: %w", ErrClosing)
@@ -231,7 +242,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		k.publish("turn_failed", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "error": err.Error()})
 		return out, err
 	}
-	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Stop: res.Stop})
+	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Stop: res.Stop, Usage: out.Usage})
 	k.publish("turn_finished", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "stop": res.Stop, "rounds": res.Rounds})
 	return out, nil
 }
@@ -334,26 +345,7 @@ func (k sessionRole) SetInstructions(ctx context.Context, id string, in client.I
 
 // History implements client.Service.
 func (k sessionRole) History(ctx context.Context, id string, limit int) ([]client.Message, error) {
-	if _, err := k.store.GetSession(ctx, id); err != nil {
-		return nil, mapErr(err)
-	}
-	evs, err := k.store.History(ctx, id, limit)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	out := make([]client.Message, 0, len(evs))
-	for _, e := range evs {
-		m := client.Message{ID: e.ID, Time: e.Time, Role: string(e.Role), Content: e.Content, ToolCallID: e.ToolCallID,
-			ToolName: e.ToolName, ToolStatus: e.ToolStatus, TurnID: e.TurnID}
-		for _, c := range e.ToolCalls {
-			m.ToolCalls = append(m.ToolCalls, client.ToolCall(c))
-		}
-		for _, b := range e.Blocks {
-			m.Blocks = append(m.Blocks, memadmin.BlockOut(b))
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return k.admin.History(ctx, id, limit)
 }
 
 // Tools implements client.Service.

@@ -10,13 +10,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
 // deletedSessionPrefix keys, in the settings, the sessions the owner deleted (the value is
 // when): a deleted session leaves the session list, but its row stays, because its events,
 // kept in memory, refer to it.
-const deletedSessionPrefix = "session.deleted/"
+const deletedSessionPrefix = memadmin.DeletedSessionPrefix
 
 // RenameSession implements client.SessionAdmin.
 func (k sessionRole) RenameSession(ctx context.Context, id, title string) (client.Session, error) {
@@ -51,18 +52,14 @@ func (k sessionRole) DeleteSession(ctx context.Context, id string, forget bool) 
 	if _, err := k.liveSession(ctx, id); err != nil {
 		return client.SessionDeleted{}, err
 	}
-	evs, err := k.store.History(ctx, id, 0)
+	evs, err := k.db.SessionEventIDs(ctx, id) // every branch's
 	if err != nil {
 		return client.SessionDeleted{}, mapErr(err)
 	}
 	out := client.SessionDeleted{Session: id, Events: len(evs)}
 	if forget {
 		for start := 0; start < len(evs); start += client.MaxForgetEvents {
-			batch := evs[start:min(start+client.MaxForgetEvents, len(evs))]
-			ids := make([]int64, len(batch))
-			for i, e := range batch {
-				ids[i] = e.ID
-			}
+			ids := evs[start:min(start+client.MaxForgetEvents, len(evs))]
 			r, err := k.admin.Forget(ctx, ids)
 			if err != nil {
 				return out, err

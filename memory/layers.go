@@ -120,6 +120,7 @@ type Layers interface {
 // that lacks a capability does not compile instead of switching a feature off.
 type Memory interface {
 	Store
+	Branches
 	Index
 	Layers
 	Graph

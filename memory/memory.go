@@ -115,6 +115,13 @@ type Event struct {
 	// held by the event; read back they are its references (without Data), wherever each block
 	// lives now (Holder says: an L3 block stays referenced).
 	Blocks []Block `json:"blocks,omitempty"`
+	// Parent is the event this one follows in its session (0: a root). A session's events form
+	// a tree: regenerating a reply or editing a sent message starts a sibling branch. The Store
+	// sets it on AppendEvents (the session's current head); see [Branches].
+	Parent int64 `json:"parent,omitempty"`
+	// OffBranch marks an event of a branch that is not the session's current one: History, the
+	// L1 window and recall skip it; it stays stored and browsable.
+	OffBranch bool `json:"off_branch,omitempty"`
 }
 
 // Session is one conversation with its own instructions.

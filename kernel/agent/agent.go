@@ -91,6 +91,9 @@ type Options struct {
 	// Window, when set, chooses the events of a session that go into the prompt for an input
 	// (the memory's L1 window), in chronological order; nil loads the last HistoryLimit events.
 	Window func(ctx context.Context, session, input string) ([]memory.Event, error)
+	// BasePrompt, when set, is the system prompt every turn starts with (date, time zone, the
+	// owner, memory and tools); the session's own system prompt follows it.
+	BasePrompt func(ctx context.Context, session string, scope memory.Scope) string
 }
 
 // turnKey carries the running turn's request in the context tools and hooks receive.

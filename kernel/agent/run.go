@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +28,10 @@ type TurnRequest struct {
 	// Blocks are the input's attachments: new blocks held by the turn's user event. Text
 	// blocks reach the model after the input; media blocks by name, MIME type and text.
 	Blocks []memory.Block
+	// Again, when set, is the id of the stored user event this turn answers again (a
+	// regenerated reply): the session's head is that event, Input and Blocks are its own, and
+	// no new user event is stored; the reply starts a sibling branch of the old one.
+	Again int64
 	// ClientTools are tools the turn's client runs itself (clienttools.go); HideTools are
 	// registered tools this turn does not offer (those the client's tools stand in for).
 	ClientTools []ClientTool
@@ -78,6 +84,7 @@ type Result struct {
 	Rounds int // LLM calls made
 	Usage  llm.Usage
 	Stop   string
+	Model  string // the model that gave the last answer, as the provider named it
 }
 
 // Stop reasons of [Result].
@@ -159,18 +166,35 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 			t.tools.used = append(t.tools.used, hist[i].ToolName) // most recent first
 		}
 	}
-	user := t.event(memory.RoleUser, t.input)
-	user.Blocks = req.Blocks
-	if err := t.commit(ctx, user); err != nil {
-		return Result{}, err
+	if req.Again != 0 { // the question is stored already; the model sees it once, last
+		for _, e := range hist {
+			if e.ID == req.Again {
+				req.Blocks = e.Blocks // its attachments' text reaches the model again
+			}
+		}
+		hist = slices.DeleteFunc(hist, func(e memory.Event) bool { return e.ID == req.Again })
+	} else {
+		user := t.event(memory.RoleUser, t.input)
+		user.Blocks = req.Blocks
+		if err := t.commit(ctx, user); err != nil {
+			return Result{}, err
+		}
 	}
 	if st.reply != nil {
 		return t.finish(ctx, *st.reply, "", StopShortCircuit)
 	}
 
 	var msgs []llm.Message
-	if sess.SystemPrompt != "" {
-		msgs = append(msgs, llm.Message{Role: "system", Content: sess.SystemPrompt})
+	system := sess.SystemPrompt
+	if a.opts.BasePrompt != nil {
+		if base := strings.TrimSpace(a.opts.BasePrompt(ctx, req.Session, req.Scope)); base != "" && system != "" {
+			system = base + "\n\n" + system
+		} else if base != "" {
+			system = base
+		}
+	}
+	if system != "" {
+		msgs = append(msgs, llm.Message{Role: "system", Content: system})
 	}
 	msgs = append(msgs, historyMessages(hist, a.opts.MaxResultBytes)...)
 	msgs = append(msgs, llm.Message{Role: "user", Content: inputPreview(t.input, a.opts.MaxResultBytes) + attachmentText(req.Blocks), Images: blockImages(req.Blocks)})
@@ -227,6 +251,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 			return t.res, &ProviderError{Err: fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)}
 		}
 		t.res.Usage = addUsage(t.res.Usage, resp.Usage)
+		if resp.Model != "" {
+			t.res.Model = resp.Model
+		}
 
 		d := t.data()
 		d.Messages = msgs
@@ -343,6 +370,16 @@ func (t *turn) finish(ctx context.Context, text, reasoning, stop string) (Result
 	text = t.a.runStage(ctx, StageBeforeOutput, d).Text
 	ev := t.event(memory.RoleAssistant, text)
 	ev.Reasoning = reasoning
+	if t.res.Rounds > 0 {
+		ev.Meta = map[string]string{
+			memory.MetaPromptTokens:     strconv.Itoa(t.res.Usage.PromptTokens),
+			memory.MetaCompletionTokens: strconv.Itoa(t.res.Usage.CompletionTokens),
+			memory.MetaMillis:           strconv.FormatInt(t.a.opts.Clock().Sub(t.start).Milliseconds(), 10),
+		}
+		if t.res.Model != "" {
+			ev.Meta[memory.MetaModel] = t.res.Model
+		}
+	}
 	if err := t.commit(ctx, ev); err != nil {
 		return t.res, err
 	}
@@ -434,7 +471,11 @@ func attachmentText(bs []memory.Block) string {
 		case memory.BlockText:
 			fmt.Fprintf(&b, "\n\n[attached text %q]\n%s", name, truncate(bl.Text, maxAttachmentRunes))
 		default:
-			fmt.Fprintf(&b, "\n\n[attached %s %q, %s, %d bytes]", bl.Kind, name, bl.MIME, len(bl.Data))
+			size := int64(len(bl.Data))
+			if size == 0 { // a stored block, read back without its data
+				size = bl.Size
+			}
+			fmt.Fprintf(&b, "\n\n[attached %s %q, %s, %d bytes]", bl.Kind, name, bl.MIME, size)
 			if bl.Text != "" {
 				fmt.Fprintf(&b, "\n%s", truncate(bl.Text, maxAttachmentRunes))
 			}

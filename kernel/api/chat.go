@@ -118,7 +118,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err.status, err.msg)
 		return
 	}
-	if strings.TrimSpace(req.Input) == "" {
+	if strings.TrimSpace(req.Input) == "" && req.Regenerate == 0 { // a regenerate has no input
 		s.writeError(w, r, http.StatusBadRequest, "input is empty")
 		return
 	}

@@ -60,6 +60,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/embedding/use", s.handleUseModel)
 	s.approvalRoutes() // GET /api/v1/approvals, POST /api/v1/approvals/{id}
 	s.a2aRoutes()      // GET, POST /api/v1/a2a/peers, DELETE /api/v1/a2a/peers/{name}
+	s.branchRoutes()   // POST /api/v1/sessions/{id}/branch, GET/PUT /api/v1/prompt
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("GET /v1/models/{id...}", s.handleModel)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)
@@ -144,6 +145,10 @@ func (s *Server) handleInstructions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	if q := r.URL.Query(); q.Has("page") || q.Has("before") {
+		s.handleHistoryPage(w, r) // paged (branches.go)
+		return
+	}
 	limit := 0
 	if v, ok := r.URL.Query()["limit"]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v[0]))

@@ -64,7 +64,7 @@ func (c *HTTP) Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) 
 			if ev.Session != "" {
 				res.Session = ev.Session
 			}
-			res.Text = ev.Text
+			res.Text, res.Usage = ev.Text, ev.Usage
 			done = true
 		case EventError:
 			msg := ev.Text

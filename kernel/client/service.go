@@ -26,6 +26,7 @@ type Service interface {
 	MemoryService
 	ModelService
 	ApprovalService
+	PromptService
 	ClientToolService
 }
 
@@ -109,6 +110,8 @@ type MemoryService interface {
 	SearchMemory(ctx context.Context, q MemoryQuery) ([]MemoryHit, error)
 	// MemoryAdmin is the owner's side of memory (graph, forget, pins, scenes, GC, export).
 	MemoryAdmin
+	// BranchService pages a session's history and switches its branches (branches.go).
+	BranchService
 }
 
 // ModelService is the dense-embedding side: status and the model catalogue.
@@ -261,6 +264,13 @@ type ChatRequest struct {
 	// Attachments become blocks held by the turn's user event (see memory.Block); text ones are
 	// shown to the model with the input, media ones by name (and their text, e.g. OCR).
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// Regenerate, with an empty Input, answers again the turn of this message of the current
+	// branch (the user message, or any message of its reply): the new reply is a sibling
+	// branch of the old one, which is kept ([BranchService]).
+	Regenerate int64 `json:"regenerate,omitempty"`
+	// Edit replaces this user message of the current branch with Input: the edited message
+	// and its reply start a sibling branch; the old ones are kept.
+	Edit int64 `json:"edit,omitempty"`
 	// ClientTools are tools the client runs itself (clienttools.go); HideTools names the
 	// kernel's tools this turn does not offer (those the client's tools stand in for).
 	ClientTools []ClientTool `json:"client_tools,omitempty"`
@@ -306,6 +316,8 @@ type ChatEvent struct {
 	Tool    *ToolEvent `json:"tool,omitempty"`
 	// Approval is set on "approval" events.
 	Approval *Approval `json:"approval,omitempty"`
+	// Usage is set on "final" events: the turn's token counts and time.
+	Usage *Usage `json:"usage,omitempty"`
 	// Stop is set on "final" events: why the turn ended ("done", "short_circuit", "all_denied",
 	// "cancelled", "max_rounds", "max_wall" or "token_budget").
 	Stop string `json:"stop,omitempty"`
@@ -326,6 +338,8 @@ type ChatResult struct {
 	TurnID  string `json:"turn_id"`
 	Session string `json:"session"`
 	Text    string `json:"text"`
+	// Usage is the turn's token counts (summed over its LLM calls) and its time.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Session is a conversation with its instructions. Channel, Partner and Scope say where it
@@ -456,6 +470,14 @@ type Message struct {
 	TurnID     string     `json:"turn_id,omitempty"`
 	// Blocks are the message's attachments (without data), wherever each lives now.
 	Blocks []Block `json:"blocks,omitempty"`
+	// Parent is the message this one follows (0: the first); Branch is set where the session's
+	// branches part: this message has siblings.
+	Parent int64   `json:"parent,omitempty"`
+	Branch *Branch `json:"branch,omitempty"`
+	// Usage is set on a turn's final reply: the provider's token counts and the turn's time.
+	Usage *Usage `json:"usage,omitempty"`
+	// Model is the model that answered (final replies).
+	Model string `json:"model,omitempty"`
 }
 
 // ToolCall is a call recorded in an assistant message.

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -28,6 +29,34 @@ type Admin struct {
 	Mem   *engine.Engine
 	Log   *slog.Logger
 	Clock func() time.Time
+
+	lockMu sync.Mutex
+	locks  map[string]*sync.Mutex // SessionLock's
+}
+
+// SessionLock returns the lock that serialises a session's turns and branch moves (the kernel's
+// runTurn holds it for a turn, SwitchBranch takes it).
+func (a *Admin) SessionLock(session string) *sync.Mutex {
+	a.lockMu.Lock()
+	defer a.lockMu.Unlock()
+	if a.locks == nil {
+		a.locks = map[string]*sync.Mutex{}
+	}
+	lock := a.locks[session]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		a.locks[session] = lock
+	}
+	return lock
+}
+
+// Usage is a turn's usage as the API shows it: the provider's token counts over its LLM calls
+// (rounds) and its time; nil when no LLM call was made.
+func Usage(rounds, prompt, completion int, took time.Duration) *client.Usage {
+	if rounds == 0 {
+		return nil
+	}
+	return &client.Usage{PromptTokens: prompt, CompletionTokens: completion, Millis: took.Milliseconds()}
 }
 
 // invalid is a request the caller must fix (client.ErrInvalid).

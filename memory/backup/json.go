@@ -79,6 +79,10 @@ type eventRecord struct {
 	Distilled  bool              `json:"distilled,omitempty"`
 	// Blocks are the ids of the blocks the event brought, in order.
 	Blocks []string `json:"blocks,omitempty"`
+	// Parent is the event this one follows (0: a root); OffBranch marks an event off its
+	// session's current branch (memory.Branches). Backups without them chain each session.
+	Parent    int64 `json:"parent,omitempty"`
+	OffBranch bool  `json:"off_branch,omitempty"`
 }
 
 type blockRecord struct {
@@ -268,7 +272,7 @@ func fromEvent(e memory.Event) eventRecord {
 		Content: e.Content, Reasoning: e.Reasoning, ToolCalls: e.ToolCalls, ToolCallID: e.ToolCallID,
 		ToolName: e.ToolName, ToolStatus: e.ToolStatus, Channel: e.Channel, Partner: e.Partner, Scene: e.Scene,
 		Scope: e.Scope.String(), Tokens: e.Tokens, Meta: e.Meta, Layer: int(e.Layer), Accesses: e.Accesses,
-		LastAccess: utc(e.LastAccess), Distilled: e.Distilled}
+		LastAccess: utc(e.LastAccess), Distilled: e.Distilled, Parent: e.Parent, OffBranch: e.OffBranch}
 	for _, b := range e.Blocks {
 		r.Blocks = append(r.Blocks, b.ID)
 	}
@@ -570,7 +574,7 @@ func (rd *restoreReader) event(r eventRecord) error {
 		Content: r.Content, Reasoning: r.Reasoning, ToolCalls: r.ToolCalls, ToolCallID: r.ToolCallID,
 		ToolName: r.ToolName, ToolStatus: r.ToolStatus, Channel: r.Channel, Partner: r.Partner, Scene: r.Scene,
 		Scope: sc, Tokens: r.Tokens, Meta: r.Meta, Layer: memory.Layer(r.Layer), Accesses: r.Accesses,
-		LastAccess: r.LastAccess, Distilled: r.Distilled}
+		LastAccess: r.LastAccess, Distilled: r.Distilled, Parent: r.Parent, OffBranch: r.OffBranch}
 	if e.ID <= 0 {
 		return fmt.Errorf("event id %d is not positive: %w", e.ID, memory.ErrInvalid)
 	}

@@ -248,6 +248,10 @@ func (m *Mem) AppendEvents(ctx context.Context, evs []memory.Event) ([]memory.Ev
 		}
 		m.nextID++
 		e.ID = m.nextID
+		e.Parent, e.OffBranch = 0, false // Mem keeps one branch: each event follows the previous one
+		if prev := m.events[e.Session]; len(prev) > 0 {
+			e.Parent = prev[len(prev)-1].ID
+		}
 		out[i] = e
 		m.where[e.ID] = position{e.Session, len(m.events[e.Session])}
 		m.indexed[e.ID] = toks[i]

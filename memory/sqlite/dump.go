@@ -281,7 +281,7 @@ func (s *Store) BeginRestore(ctx context.Context) (backup.Restorer, error) {
 				partner = excluded.partner, scope_kind = excluded.scope_kind, scope_group = excluded.scope_group`},
 		{&rs.event, `INSERT INTO events (id, session, turn_id, time, role, content, reasoning, tool_calls, tool_call_id,
 			tool_name, tool_status, channel, partner, scene, scope_kind, scope_group, tokens, meta, layer, accesses,
-			last_access, distilled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			last_access, distilled, parent, off_branch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&rs.fts, `INSERT INTO events_fts (rowid, tokens, expansion) VALUES (?, ?, ?)`},
 		{&rs.ref, `INSERT INTO event_blocks (event, block, pos) VALUES (?, ?, ?)`},
 		{&rs.block, `INSERT INTO blocks (id, kind, name, mime, text, data, size, scope_kind, scope_group, holder_layer,
@@ -310,6 +310,7 @@ type restorer struct {
 	session, event, fts, ref, block, entity, triple, source *sql.Stmt
 
 	sessions map[string]bool // sessions whose cached tails the restore makes stale
+	branched bool            // some event came with a parent or off its branch (a backup from schema 6 on)
 	deferred []int64         // events with blocks, indexed at Commit (their blocks' text counts)
 	done     bool
 }
@@ -359,8 +360,12 @@ func (rs *restorer) Event(e memory.Event) error {
 	}
 	if _, err := rs.event.ExecContext(rs.ctx, e.ID, e.Session, e.TurnID, toNanos(e.Time), string(e.Role), e.Content,
 		e.Reasoning, calls, e.ToolCallID, e.ToolName, e.ToolStatus, e.Channel, e.Partner, e.Scene, int(e.Scope.Kind),
-		e.Scope.Group, e.Tokens, meta, int(e.Layer), e.Accesses, lastAccessNanos(e.LastAccess), e.Distilled); err != nil {
+		e.Scope.Group, e.Tokens, meta, int(e.Layer), e.Accesses, lastAccessNanos(e.LastAccess), e.Distilled,
+		e.Parent, e.OffBranch); err != nil {
 		return err
+	}
+	if e.Parent != 0 || e.OffBranch {
+		rs.branched = true
 	}
 	rs.sessions[e.Session] = true
 	for pos, b := range e.Blocks {
@@ -484,6 +489,9 @@ func (rs *restorer) Commit() error {
 	if err := rs.checkReferences(); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	if err := restoreBranches(rs.ctx, rs.tx, rs.branched); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	if err := rs.indexDeferred(); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -503,6 +511,9 @@ func (rs *restorer) Commit() error {
 		sessions = append(sessions, id)
 	}
 	s.tails.invalidate(sessions...)
+	if rs.branched {
+		s.branched.Store(true)
+	}
 	s.stats.mu.Lock()
 	s.stats.docs, s.stats.terms = 0, 0
 	s.stats.mu.Unlock()

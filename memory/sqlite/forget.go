@@ -111,6 +111,9 @@ func (s *Store) Forget(ctx context.Context, ids []int64) (memory.ForgetResult, e
 			return fmt.Errorf("read sources: %w", err)
 		}
 
+		if err := reparent(ctx, g.Tx, list); err != nil {
+			return err
+		}
 		if _, err := g.ExecContext(ctx, `DELETE FROM events WHERE id IN (SELECT value FROM json_each(?))`, list); err != nil {
 			return fmt.Errorf("delete events: %w", err)
 		}

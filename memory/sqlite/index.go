@@ -301,7 +301,7 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, radius int, v memor
 		if err != nil {
 			return nil, fmt.Errorf("neighbours: %w", err)
 		}
-		if !anchors[e.ID] && v.CanSee(e.Scope) {
+		if !anchors[e.ID] && !e.OffBranch && v.CanSee(e.Scope) { // another branch is not context
 			found[e.ID] = e
 		}
 	}
@@ -394,7 +394,7 @@ func (s *Store) LayerEvents(ctx context.Context, session string, l memory.Layer)
 	if !l.Valid() {
 		return nil, fmt.Errorf("layer events: layer %d is not L1 or L2: %w", int(l), memory.ErrInvalid)
 	}
-	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM events WHERE session = ? AND layer = ? ORDER BY id`, session, int(l))
+	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM events WHERE session = ? AND layer = ? AND off_branch = 0 ORDER BY id`, session, int(l))
 	if err != nil {
 		return nil, fmt.Errorf("layer events of session %q: %w", session, err)
 	}

@@ -39,7 +39,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	if limit <= 0 {
 		limit = defaultLimit
 	}
-	filter, args, err := searchFilter(q)
+	filter, args, err := searchFilter(q, s.branched.Load())
 	if err != nil {
 		return nil, err
 	}
@@ -215,10 +215,14 @@ func countTerms(text []byte, slot termSlots, tf []float64, w float64) float64 {
 	return float64(n)
 }
 
-// searchFilter is the SQL condition (on events e) of a query's viewer, layers and session.
-func searchFilter(q memory.TextQuery) (string, []any, error) {
+// searchFilter is the SQL condition (on events e) of a query's viewer, layers and session;
+// branched adds that events off their session's current branch are not recalled.
+func searchFilter(q memory.TextQuery, branched bool) (string, []any, error) {
 	var where []string
 	var args []any
+	if branched {
+		where = append(where, "e.off_branch = 0")
+	}
 	if cond, cargs := visibility(q.Viewer, "e."); cond != "" {
 		where, args = append(where, cond), append(args, cargs...)
 	}

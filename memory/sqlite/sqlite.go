@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hologramagent/hologram/memory"
@@ -124,6 +125,9 @@ type Store struct {
 	// transaction until the tail cache has seen its commit, so the cache sees commits in order.
 	cacheMu sync.Mutex
 	ckpt    *checkpointer // nil until Open has set the writer up
+	// branched is set once some event is off its branch: recall then filters such events out
+	// (before, it skips the join to events that the filter needs).
+	branched atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -198,6 +202,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.w.Close()
 		return nil, fmt.Errorf("open memory store %s: %w", abs, malformed(err))
 	}
+	var branched bool
+	if err := s.w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE off_branch = 1)`).Scan(&branched); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
+	}
+	s.branched.Store(branched)
 	// Checkpoints normally run in the background (see checkpointer); the automatic one inside a
 	// commit stays only as a bound on the WAL under continuous writes, which leave the background
 	// checkpointer no quiet moment to finish in.
@@ -296,8 +306,9 @@ var postMigrate = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
 
 // reindexAll fills events_fts with every event's tokens (migration 0002 rebuilt the table).
 func reindexAll(ctx context.Context, s *Store, tx *sql.Tx) error {
-	// Migration 0002 runs before 0003 adds the distilled column: read it as 0.
-	rows, err := tx.QueryContext(ctx, `SELECT `+strings.Replace(eventCols, "last_access, distilled", "last_access, 0", 1)+` FROM events ORDER BY id`)
+	// Migration 0002 runs before 0003 adds the distilled column and 0006 the branch columns:
+	// read them as 0.
+	rows, err := tx.QueryContext(ctx, `SELECT `+strings.Replace(eventCols, "last_access, distilled, parent, off_branch", "last_access, 0, 0, 0", 1)+` FROM events ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("re-index events: %w", err)
 	}

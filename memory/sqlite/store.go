@@ -257,10 +257,18 @@ func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) er
 		seen[e.Session] = true
 	}
 
+	sessions := make([]string, 0, len(seen))
+	for id := range seen {
+		sessions = append(sessions, id)
+	}
+	head, err := heads(ctx, tx, sessions)
+	if err != nil {
+		return fmt.Errorf("append events: %w", err)
+	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO events (session, turn_id, time, role, content, reasoning,
 		tool_calls, tool_call_id, tool_name, tool_status, channel, partner, scene, scope_kind, scope_group, tokens,
-		meta, layer, accesses, last_access)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		meta, layer, accesses, last_access, parent)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
@@ -279,15 +287,17 @@ func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) er
 	}
 	for i := range out {
 		e := &out[i]
+		e.Parent, e.OffBranch = head[e.Session], false
 		res, err := ins.ExecContext(ctx, e.Session, e.TurnID, toNanos(e.Time), string(e.Role), e.Content, e.Reasoning,
 			b.calls[i], e.ToolCallID, e.ToolName, e.ToolStatus, e.Channel, e.Partner, e.Scene,
-			int(e.Scope.Kind), e.Scope.Group, e.Tokens, b.metas[i], int(e.Layer), e.Accesses, lastAccessNanos(e.LastAccess))
+			int(e.Scope.Kind), e.Scope.Group, e.Tokens, b.metas[i], int(e.Layer), e.Accesses, lastAccessNanos(e.LastAccess), e.Parent)
 		if err != nil {
 			return fmt.Errorf("append events: event %d: %w", i, err)
 		}
 		if e.ID, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("append events: event %d: %w", i, err)
 		}
+		head[e.Session] = e.ID
 		if _, err := fts.ExecContext(ctx, e.ID, b.toks[i], b.exps[i]); err != nil {
 			return fmt.Errorf("append events: event %d: full-text index: %w", i, err)
 		}
@@ -337,7 +347,7 @@ func lastAccessNanos(t time.Time) int64 {
 }
 
 const eventCols = `id, session, turn_id, time, role, content, reasoning, tool_calls, tool_call_id, tool_name,
-	tool_status, channel, partner, scene, scope_kind, scope_group, tokens, meta, layer, accesses, last_access, distilled`
+	tool_status, channel, partner, scene, scope_kind, scope_group, tokens, meta, layer, accesses, last_access, distilled, parent, off_branch`
 
 func scanEvent(sc scanner) (memory.Event, error) {
 	var e memory.Event
@@ -349,7 +359,7 @@ func scanEvent(sc scanner) (memory.Event, error) {
 	var last int64
 	if err := sc.Scan(&e.ID, &e.Session, &e.TurnID, &t, &role, &e.Content, &e.Reasoning, &calls, &e.ToolCallID,
 		&e.ToolName, &e.ToolStatus, &e.Channel, &e.Partner, &e.Scene, &kind, &e.Scope.Group, &e.Tokens,
-		&meta, &layer, &e.Accesses, &last, &e.Distilled); err != nil {
+		&meta, &layer, &e.Accesses, &last, &e.Distilled, &e.Parent, &e.OffBranch); err != nil {
 		return memory.Event{}, err
 	}
 	e.Time, e.Role, e.Scope.Kind, e.Layer = fromNanos(t), memory.Role(role), memory.ScopeKind(kind), memory.Layer(layer)
@@ -425,7 +435,7 @@ func (s *Store) History(ctx context.Context, session string, limit int) ([]memor
 		asked = s.tails.cap // read a whole tail once, serve the next turns from memory
 	}
 	evs, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM
-		(SELECT * FROM events WHERE session = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, session, asked)
+		(SELECT * FROM events WHERE session = ? AND off_branch = 0 ORDER BY id DESC LIMIT ?) ORDER BY id`, session, asked)
 	if err != nil {
 		return nil, fmt.Errorf("history of session %q: %w", session, err)
 	}

@@ -61,6 +61,7 @@ type Fake struct {
 	graph     *fakeGraph             // graph.go
 	desktop   fakeDesktop            // desktop.go
 	approvals fakeApprovals          // approval.go
+	prompt    fakePrompt             // prompt.go
 	nextID    int
 	started   time.Time
 }
@@ -170,6 +171,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case route == "GET /api/v1/status":
 		f.status(w)
+	case route == "GET /api/v1/prompt" || route == "PUT /api/v1/prompt":
+		f.promptRoute(w, r, body) // prompt.go
 	case route == "POST /api/v1/chat":
 		f.chat(w, r, body)
 	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "turns" && parts[2] == "cancel":
@@ -397,6 +400,26 @@ func (f *Fake) getHistory(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	h := append([]client.Message{}, f.history[id]...)
+	q := r.URL.Query()
+	if q.Has("page") || q.Has("before") { // a page of the branch, as the kernel pages it
+		before, err := strconv.ParseInt(q.Get("before"), 10, 64)
+		if q.Has("before") && (err != nil || before < 0) {
+			WriteError(w, http.StatusBadRequest, "bad before "+strconv.Quote(q.Get("before")))
+			return
+		}
+		if limit == 0 {
+			limit = client.DefaultHistoryPage
+		}
+		for before > 0 && len(h) > 0 && h[len(h)-1].ID >= before {
+			h = h[:len(h)-1]
+		}
+		more := len(h) > limit
+		if more {
+			h = h[len(h)-limit:]
+		}
+		writeJSON(w, http.StatusOK, client.HistoryPage{Messages: h, More: more})
+		return
+	}
 	if limit > 0 && len(h) > limit {
 		h = h[len(h)-limit:]
 	}
