@@ -59,6 +59,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/embedding/use", s.handleUseModel)
 	s.approvalRoutes() // GET /api/v1/approvals, POST /api/v1/approvals/{id}
 	s.a2aRoutes()      // GET, POST /api/v1/a2a/peers, DELETE /api/v1/a2a/peers/{name}
+	s.pluginSettingsRoutes()
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)
 }
