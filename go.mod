@@ -24,6 +24,7 @@ require (
 	fyne.io/systray v1.11.1-0.20250603113521-ca66a66d8b58 // indirect
 	github.com/a2aproject/a2a-go/v2 v2.3.1
 	github.com/andybalholm/cascadia v1.3.3 // indirect
+	github.com/coder/acp-go-sdk v0.13.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fyne-io/glfw-js v0.3.0 // indirect
 	github.com/fyne-io/image v0.1.1 // indirect

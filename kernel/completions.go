@@ -6,6 +6,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/completion"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/memory"
 )
@@ -66,12 +67,13 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := k.ingest(ctx, sess, prior); err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}
-	return k.runTurn(ctx, agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope}, emit)
+	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope,
+		Sampling: completion.Sampling(req)}
+	res, err := k.runTurn(ctx, tr, emit)
+	return res, completion.UpstreamError(err)
 }
 
-// ingest appends the messages of prior that the session has not seen. The stored conversation is
-// the session's user messages and final assistant texts; the longest prefix of prior that equals
-// the end of it is already known, the rest is new.
+// ingest appends the messages of prior that the session has not stored (completion.Unseen).
 func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client.IngestMessage) error {
 	session := sess.ID
 	if len(prior) == 0 {
@@ -87,30 +89,15 @@ func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client
 			seen = append(seen, client.IngestMessage{Role: string(e.Role), Content: e.Content})
 		}
 	}
-	known := 0
-	for j := min(len(prior), len(seen)); j > 0; j-- {
-		if sameMessages(prior[:j], seen[len(seen)-j:]) {
-			known = j
-			break
-		}
-	}
-	if known == len(prior) {
+	unseen := completion.Unseen(seen, prior)
+	if len(unseen) == 0 {
 		return nil
 	}
 	var evs []memory.Event
-	for _, m := range prior[known:] {
+	for _, m := range unseen {
 		evs = append(evs, memory.Event{Session: session, Role: memory.Role(m.Role), Content: sanitize(m.Content), Channel: "openai", Scope: sess.Scope,
 			Time: k.clock(), Tokens: llm.EstimateTokens(m.Content)})
 	}
 	_, err = k.store.AppendEvents(ctx, evs)
 	return err
-}
-
-func sameMessages(a, b []client.IngestMessage) bool {
-	for i := range a {
-		if a[i].Role != b[i].Role || strings.TrimSpace(a[i].Content) != strings.TrimSpace(b[i].Content) {
-			return false
-		}
-	}
-	return true
 }

@@ -253,11 +253,14 @@ func (k pluginRole) AddPlugin(ctx context.Context, c client.PluginConfig) (clien
 	if err != nil {
 		return client.Plugin{}, err
 	}
-	if err := k.store.SetSetting(ctx, pluginPrefix+c.Name, string(raw)); err != nil {
+	if c.Session != "" { // a session's own plugin (an editor's MCP server): not remembered, its tools offered there only
+		k.agent.ScopeSource(c.Name, c.Session)
+	} else if err := k.store.SetSetting(ctx, pluginPrefix+c.Name, string(raw)); err != nil {
 		return client.Plugin{}, mapErr(err)
 	}
 	st, err := p.host.Add(ctx, toSpec(c))
 	if err != nil {
+		k.agent.ScopeSource(c.Name, "")
 		if derr := k.store.DeleteSetting(context.WithoutCancel(ctx), pluginPrefix+c.Name); derr != nil && !errors.Is(derr, memory.ErrNotFound) {
 			k.log.Warn("plugin setting not removed", "plugin", c.Name, "err", derr)
 		}
@@ -304,6 +307,7 @@ func (k pluginRole) PluginAction(ctx context.Context, name, action string) (clie
 		defer p.mu.Unlock()
 		st, err = p.host.Remove(ctx, name)
 		if err == nil {
+			k.agent.ScopeSource(name, "")
 			if derr := k.store.DeleteSetting(ctx, pluginPrefix+name); derr != nil && !errors.Is(derr, memory.ErrNotFound) {
 				return toClientPlugin(st), mapErr(derr)
 			}

@@ -124,9 +124,12 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if err != nil {
 		return client.ChatResult{}, err
 	}
+	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks, HideTools: req.HideTools}
+	for _, t := range req.ClientTools { // tools the client runs itself, checked by the agent (docs/api.md)
+		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
+	}
 	k.ocr.Blocks(ctx, blocks)
-	return k.runTurn(ctx, agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope,
-		Blocks: blocks}, emit)
+	return k.runTurn(ctx, tr, emit)
 }
 
 // attachmentBlocks validates a chat's attachments and turns them into new blocks.
@@ -228,7 +231,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, emit func(cl
 		k.publish("turn_failed", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "error": err.Error()})
 		return out, err
 	}
-	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text})
+	emit(client.ChatEvent{Type: client.EventFinal, TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Stop: res.Stop})
 	k.publish("turn_finished", map[string]any{"turn_id": tr.TurnID, "session": tr.Session, "stop": res.Stop, "rounds": res.Rounds})
 	return out, nil
 }
@@ -249,6 +252,11 @@ func (k chatRole) Cancel(ctx context.Context, turnID string) error {
 	}
 	t.cancel(context.Canceled)
 	return nil
+}
+
+// AnswerToolCall implements client.Service: a client's answer to a call of its own tool.
+func (k chatRole) AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error {
+	return mapErr(k.agent.AnswerClientCall(turnID, callID, agent.ClientAnswer{Content: sanitize(a.Content), IsError: a.IsError}))
 }
 
 func toClientSession(s memory.Session) client.Session {

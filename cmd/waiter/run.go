@@ -69,6 +69,9 @@ commands:
   a2a peer list [--json] | remove NAME
   approvals [--json]                      plugins' requests for your approval (e.g. a shell command)
   approve ID [--deny]                     approve (or deny) one of them
+  acp [--socket PATH | --remote URL ...]  the agent for editors (ACP over stdio; docs/channels.md)
+  acp permissions [list|revoke PROJECT [KIND]]
+                                          the "always" answers given in editors, per project
   pause                                   stop channel input and scheduled jobs (your chat works)
   resume                                  undo pause
   version
@@ -216,6 +219,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		"plugin": a.plugin, "pause": a.pause, "resume": a.resume,
 		"approvals": a.approvals, "approve": a.approve, // approvals.go
 		"model": a.model, // model.go
+		"acp":   a.acp,   // acp.go
 		"a2a":   a.a2a,   // a2a.go
 	}
 	fn, ok := commands[cmd]

@@ -121,11 +121,13 @@ type Agent struct {
 	opts Options
 	log  *slog.Logger
 
-	mu    sync.RWMutex
-	tools map[string]toolEntry
-	hooks []Hook
+	mu     sync.RWMutex
+	tools  map[string]toolEntry
+	hooks  []Hook
+	scoped map[string]string // tool source → the one session that may call its tools (ScopeSource)
 
 	repairs atomic.Uint64
+	clients clientCalls // client-executed tools' calls waiting for their answer
 
 	winMu   sync.Mutex
 	lastWin map[string]WindowReport // by session
@@ -269,13 +271,17 @@ func (a *Agent) Tools() []ToolInfo {
 
 // toolSnapshot returns the registered tools by name and the specs offered to a turn in scope
 // sc ([MayCall]) sorted by name. The map keeps every tool, so that a call to one not offered is
-// denied with a recorded result rather than reported unknown.
-func (a *Agent) toolSnapshot(sc memory.Scope) (map[string]toolEntry, []llm.Tool) {
+// denied with a recorded result rather than reported unknown; only the tools scoped to another
+// session ([Agent.ScopeSource]) are left out of both.
+func (a *Agent) toolSnapshot(sc memory.Scope, session string) (map[string]toolEntry, []llm.Tool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	m := make(map[string]toolEntry, len(a.tools))
 	specs := make([]llm.Tool, 0, len(a.tools))
 	for name, e := range a.tools {
+		if s, ok := a.scoped[e.source]; ok && s != session {
+			continue // another session's own tools
+		}
 		m[name] = e
 		if MayCall(e.vis, sc) {
 			specs = append(specs, e.spec)

@@ -242,7 +242,7 @@ func (a *Agent) runTool(ctx context.Context, p *prepared) outcome {
 	if ctx.Err() != nil {
 		return outcome{result: fmt.Sprintf("cancelled: the turn was stopped before tool %s ran", p.call.Name), status: StatusCancelled}
 	}
-	tctx, cancel := context.WithTimeout(ctx, a.opts.ToolTimeout)
+	tctx, cancel := context.WithTimeout(context.WithValue(ctx, callIDKey{}, p.call.ID), a.opts.ToolTimeout)
 	defer cancel()
 	sink := &imageSink{}
 	tctx = context.WithValue(tctx, imageSinkKey{}, sink)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,33 @@ type TurnRequest struct {
 	// Blocks are the input's attachments: new blocks held by the turn's user event. Text
 	// blocks reach the model after the input; media blocks by name, MIME type and text.
 	Blocks []memory.Block
+	// ClientTools are tools the turn's client runs itself (clienttools.go); HideTools are
+	// registered tools this turn does not offer (those the client's tools stand in for).
+	ClientTools []ClientTool
+	HideTools   []string
+	// Sampling is what the caller asks of the model's replies (an OpenAI client's max_tokens,
+	// temperature, top_p, stop, response_format); nil keeps the agent's settings.
+	Sampling *Sampling
+}
+
+// Sampling are a turn's own model parameters; zero fields keep the agent's.
+type Sampling struct {
+	MaxTokens      int
+	Temperature    *float64
+	TopP           *float64
+	Stop           []string
+	ResponseSchema json.RawMessage // the final reply is one JSON object of this schema
+}
+
+// apply sets the turn's parameters on an LLM request.
+func (s *Sampling) apply(r *llm.Request) {
+	if s == nil {
+		return
+	}
+	if s.MaxTokens > 0 {
+		r.MaxTokens = s.MaxTokens
+	}
+	r.Temperature, r.TopP, r.Stop, r.ResponseSchema = s.Temperature, s.TopP, s.Stop, s.ResponseSchema
 }
 
 // Event is a progress report of a running turn. Type is "delta" (assistant text piece),
@@ -75,6 +103,8 @@ type turn struct {
 	input string
 	res   Result
 	tools *turnTools
+	// client are the turn's client-executed tools (clienttools.go).
+	client map[string]toolEntry
 }
 
 func (t *turn) data() StageData {
@@ -104,6 +134,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("get session %q: %w", req.Session, err)
+	}
+	if t.client, err = t.clientEntries(); err != nil {
+		return Result{}, fmt.Errorf("client tools: %w", err)
 	}
 	provider, err := a.opts.Provider(sess.Model)
 	if err != nil {
@@ -173,7 +206,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 				t.emit(Event{Type: "reasoning", Text: d.Reasoning})
 			}
 		}
-		resp, err := provider.Chat(ctx, llm.Request{Model: sess.Model, Messages: msgs, Tools: specs, MaxTokens: a.opts.MaxTokens}, onDelta)
+		lreq := llm.Request{Model: sess.Model, Messages: msgs, Tools: specs, MaxTokens: a.opts.MaxTokens}
+		req.Sampling.apply(&lreq)
+		resp, err := provider.Chat(ctx, lreq, onDelta)
 		t.res.Rounds++
 		if err != nil {
 			if ctx.Err() != nil {
@@ -189,7 +224,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 				t.res.Rounds--
 				continue
 			}
-			return t.res, fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)
+			return t.res, &ProviderError{Err: fmt.Errorf("llm request (round %d) via %s: %w", t.res.Rounds, provider.Name(), err)}
 		}
 		t.res.Usage = addUsage(t.res.Usage, resp.Usage)
 
@@ -453,3 +488,11 @@ func shrinkMessages(msgs []llm.Message) []llm.Message {
 	out = append(out, hist[cut:]...)
 	return append(out, msgs[lastUser:]...)
 }
+
+// ProviderError is a turn that failed because its provider did (an HTTP error answer, a
+// network failure, a timeout): the caller's request was fine, the upstream was not. Its message
+// is the wrapped error's.
+type ProviderError struct{ Err error }
+
+func (e *ProviderError) Error() string { return e.Err.Error() }
+func (e *ProviderError) Unwrap() error { return e.Err }

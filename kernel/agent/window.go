@@ -66,7 +66,7 @@ func (tt *turnTools) use(names ...string) {
 // that may run in this round (every visible one, sent or not) and the specs to send.
 func (t *turn) window(ctx context.Context, text string, maxTools int) (map[string]toolEntry, []llm.Tool) {
 	a := t.a
-	all, offered := a.toolSnapshot(t.req.Scope) // the tools the session's scope may call
+	all, offered := a.toolSnapshot(t.req.Scope, t.req.Session) // the tools the session's scope may call
 	refused := func(e toolEntry) bool {
 		return a.opts.MayCall != nil && !a.opts.MayCall(ctx, t.req, ToolInfo{Spec: e.spec, ParallelSafe: e.tool.ParallelSafe(), Source: e.source})
 	}
@@ -76,12 +76,23 @@ func (t *turn) window(ctx context.Context, text string, maxTools int) (map[strin
 			tools[name] = e
 		}
 	}
+	for _, name := range t.req.HideTools {
+		delete(tools, name)
+	}
 	var visible []llm.Tool
 	for _, spec := range offered {
+		if _, client := t.client[spec.Name]; client {
+			continue
+		}
 		if e, ok := tools[spec.Name]; ok {
 			visible = append(visible, e.spec)
 		}
 	}
+	for name, e := range t.client { // the client's own tools stand in for same-named ones
+		tools[name] = e
+		visible = append(visible, e.spec)
+	}
+	sortTools(visible)
 	tt := t.tools
 	tt.mu.Lock()
 	in := toolwin.Input{Text: text, Recent: append([]string(nil), tt.used...), Enabled: append([]string(nil), tt.enabled...),

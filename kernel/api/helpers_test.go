@@ -24,6 +24,7 @@ type fakeBackend struct {
 	status          func(ctx context.Context) (client.Status, error)
 	chat            func(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error)
 	cancel          func(ctx context.Context, turnID string) error
+	answerToolCall  func(ctx context.Context, turnID, callID string, a client.ToolAnswer) error
 	sessions        func(ctx context.Context) ([]client.Session, error)
 	createSession   func(ctx context.Context, s client.Session) (client.Session, error)
 	setInstructions func(ctx context.Context, id string, in client.Instructions) (client.Session, error)
@@ -91,6 +92,13 @@ func (f *fakeBackend) Chat(ctx context.Context, req client.ChatRequest, emit fun
 		return client.ChatResult{}, nil
 	}
 	return f.chat(ctx, req, emit)
+}
+
+func (f *fakeBackend) AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error {
+	if f.answerToolCall == nil {
+		return client.ErrNotFound
+	}
+	return f.answerToolCall(ctx, turnID, callID, a)
 }
 
 func (f *fakeBackend) Cancel(ctx context.Context, turnID string) error {

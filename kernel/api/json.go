@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hologramagent/hologram/kernel/client"
@@ -96,6 +97,9 @@ func errorStatus(err error) (int, string) {
 // fail answers a backend error. When the client has gone away nothing is written.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := errorStatus(err)
+	if ce := (*client.Error)(nil); errors.As(err, &ce) && ce.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ce.RetryAfter))
+	}
 	if r.Context().Err() != nil {
 		s.log.Debug("api: client gone", "method", r.Method, "path", r.URL.Path, "err", err)
 		return

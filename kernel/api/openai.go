@@ -3,10 +3,13 @@ package api
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +17,21 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 )
 
-// defaultOpenAISession is the session of /v1/chat/completions requests that name none.
-const defaultOpenAISession = "openai"
+// conversationSession is the session of a /v1/chat/completions request that names none: one per
+// conversation, keyed by the model and the conversation's first user message (clients resend
+// the whole conversation, so every request of one chat starts alike, and "new chat" is a new
+// session). The system prompt is left out of the key: many clients rebuild it on every call.
+func conversationSession(model string, msgs []completionMessage) string {
+	first := ""
+	for _, m := range msgs {
+		if m.Role == "user" {
+			first, _ = flattenContent(m.Content)
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(model + "\x00" + strings.TrimSpace(first)))
+	return "v1-" + hex.EncodeToString(sum[:8])
+}
 
 // sessionHeader picks the session of a /v1/chat/completions request; it wins over `user`.
 const sessionHeader = "X-Hologram-Session"
@@ -40,14 +56,21 @@ func validSessionID(id string) bool {
 // completionRequest is the part of an OpenAI chat completion request the kernel reads; other
 // fields are ignored. The tool fields are kept raw only to refuse them.
 type completionRequest struct {
-	Model        string              `json:"model"`
-	Messages     []completionMessage `json:"messages"`
-	Stream       bool                `json:"stream"`
-	User         string              `json:"user"`
-	Tools        json.RawMessage     `json:"tools"`
-	Functions    json.RawMessage     `json:"functions"`
-	ToolChoice   json.RawMessage     `json:"tool_choice"`
-	FunctionCall json.RawMessage     `json:"function_call"`
+	Model    string              `json:"model"`
+	Messages []completionMessage `json:"messages"`
+	Stream   bool                `json:"stream"`
+	User     string              `json:"user"`
+	// Model parameters passed to the provider.
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Stop                json.RawMessage `json:"stop"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Tools               json.RawMessage `json:"tools"`
+	Functions           json.RawMessage `json:"functions"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	FunctionCall        json.RawMessage `json:"function_call"`
 }
 
 type completionMessage struct {
@@ -113,7 +136,7 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 				"%s is not supported: the kernel uses its own tools; send the request without %s", f.name, f.name)
 		}
 	}
-	session, param := defaultOpenAISession, "user"
+	session, param := conversationSession(in.Model, in.Messages), "user"
 	switch {
 	case headerSession != "":
 		session, param = headerSession, sessionHeader
@@ -147,7 +170,59 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 	if last := out.Messages[len(out.Messages)-1]; last.Role != "user" {
 		return client.CompletionRequest{}, "messages", fmt.Errorf("the last message must have role user, not %q", last.Role)
 	}
+	if param, err := parseSampling(in, &out); err != nil {
+		return client.CompletionRequest{}, param, err
+	}
 	return out, "", nil
+}
+
+// parseSampling checks the model parameters as OpenAI does and copies them into out.
+func parseSampling(in completionRequest, out *client.CompletionRequest) (string, error) {
+	out.MaxTokens = in.MaxTokens
+	if in.MaxCompletionTokens > 0 {
+		out.MaxTokens = in.MaxCompletionTokens
+	}
+	switch {
+	case in.MaxTokens < 0 || in.MaxCompletionTokens < 0:
+		return "max_tokens", fmt.Errorf("max_tokens must be at least 1")
+	case in.Temperature != nil && (*in.Temperature < 0 || *in.Temperature > 2):
+		return "temperature", fmt.Errorf("temperature must be between 0 and 2, got %g", *in.Temperature)
+	case in.TopP != nil && (*in.TopP < 0 || *in.TopP > 1):
+		return "top_p", fmt.Errorf("top_p must be between 0 and 1, got %g", *in.TopP)
+	}
+	out.Temperature, out.TopP = in.Temperature, in.TopP
+	if present(in.Stop) {
+		var one string
+		if json.Unmarshal(in.Stop, &one) == nil {
+			out.Stop = []string{one}
+		} else if err := json.Unmarshal(in.Stop, &out.Stop); err != nil || len(out.Stop) > 4 {
+			return "stop", fmt.Errorf("stop must be a string or an array of at most 4 strings")
+		}
+	}
+	if present(in.ResponseFormat) {
+		var rf struct {
+			Type       string `json:"type"`
+			JSONSchema struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		}
+		if err := json.Unmarshal(in.ResponseFormat, &rf); err != nil {
+			return "response_format", fmt.Errorf("response_format: %v", err)
+		}
+		switch rf.Type {
+		case "text", "":
+		case "json_object":
+			out.ResponseSchema = json.RawMessage(`{"type":"object"}`)
+		case "json_schema":
+			if !present(rf.JSONSchema.Schema) {
+				return "response_format", fmt.Errorf("response_format json_schema needs json_schema.schema")
+			}
+			out.ResponseSchema = rf.JSONSchema.Schema
+		default:
+			return "response_format", fmt.Errorf("response_format type %q is not supported (text, json_object, json_schema)", rf.Type)
+		}
+	}
+	return "", nil
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
@@ -170,6 +245,38 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{"list", data})
+}
+
+// handleModel answers GET /v1/models/{id}: the model object, or 404 as OpenAI answers an
+// unknown model (ids may hold slashes: "openrouter/auto").
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ids, err := s.b.Models(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !slices.Contains(ids, id) && id != "hologram" {
+		d := openAIErrorDetail{Message: fmt.Sprintf("The model '%s' does not exist", clipModel(id)), Type: "invalid_request_error"}
+		code := "model_not_found"
+		d.Code = &code
+		writeJSON(w, http.StatusNotFound, openAIError{Error: d})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}{id, "model", 0, "hologram"})
+}
+
+// clipModel bounds a model id echoed in an error.
+func clipModel(id string) string {
+	if len(id) > 128 {
+		return id[:128] + "…"
+	}
+	return id
 }
 
 // OpenAI answer shapes.
@@ -227,6 +334,31 @@ func completionID(turnID string) string {
 
 // handleCompletions serves POST /v1/chat/completions as a full agent turn.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		re := s.decodeError(err)
+		writeOpenAIError(w, re.status, re.msg, "")
+		return
+	}
+	if key, fresh := replayKey(r, raw); key != "" { // a retry is answered from its first attempt (replay.go)
+		e, first := s.replay.begin(key, fresh, time.Now())
+		if !first {
+			select {
+			case <-e.done:
+			case <-r.Context().Done():
+				return
+			}
+			if e.ok {
+				e.replay(w)
+				return
+			}
+		} else {
+			rec := &replayWriter{ResponseWriter: w}
+			defer func() { s.replay.finish(key, e, rec, r.Context().Err() == nil) }()
+			w = rec
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
 	var in completionRequest
 	if err := s.decodeJSON(w, r, &in, decodeOptions{allowUnknowns: true}); err != nil {
 		writeOpenAIError(w, err.status, err.msg, "")

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
@@ -47,17 +48,24 @@ func TestCompletionsRequests(t *testing.T) {
 		wantParam string
 	}{
 		{name: "plain", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, want: 200,
-			wantReq: &client.CompletionRequest{Session: "openai", Model: "m", Messages: []client.IngestMessage{{Role: "user", Content: "hi"}}}},
+			wantReq: &client.CompletionRequest{Session: conversationSession("m", []completionMessage{{Role: "user", Content: json.RawMessage(`"hi"`)}}), Model: "m", Messages: []client.IngestMessage{{Role: "user", Content: "hi"}}}},
 		{name: "user picks the session, unknown fields ignored",
 			body: `{"messages":[{"role":"system","content":"be brief"},{"role":"assistant","content":null},{"role":"user","content":"q","name":"bob"}],
 				"user":"alice@home","temperature":0.2,"top_p":1,"foo":{"bar":[1]},"tools":null,"tool_choice":null}`, want: 200,
 			wantReq: &client.CompletionRequest{Session: "alice@home", User: true, Messages: []client.IngestMessage{
-				{Role: "system", Content: "be brief"}, {Role: "assistant", Content: ""}, {Role: "user", Content: "q"}}}},
+				{Role: "system", Content: "be brief"}, {Role: "assistant", Content: ""}, {Role: "user", Content: "q"}},
+				Temperature: new(0.2), TopP: new(1.0)}},
+		{name: "model parameters passed", body: `{"messages":[{"role":"user","content":"q"}],"max_completion_tokens":77,"stop":"END","response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"}}}}`, want: 200,
+			wantReq: &client.CompletionRequest{Session: conversationSession("", []completionMessage{{Role: "user", Content: json.RawMessage(`"q"`)}}),
+				Messages: []client.IngestMessage{{Role: "user", Content: "q"}}, MaxTokens: 77, Stop: []string{"END"}, ResponseSchema: json.RawMessage(`{"type":"object"}`)}},
+		{name: "temperature out of range", body: `{"messages":[{"role":"user","content":"q"}],"temperature":3}`, want: 400, wantMsg: "temperature must be between 0 and 2", wantParam: "temperature"},
+		{name: "five stops", body: `{"messages":[{"role":"user","content":"q"}],"stop":["a","b","c","d","e"]}`, want: 400, wantMsg: "at most 4", wantParam: "stop"},
+		{name: "unknown response format", body: `{"messages":[{"role":"user","content":"q"}],"response_format":{"type":"yaml"}}`, want: 400, wantMsg: "not supported", wantParam: "response_format"},
 		{name: "header wins over user", body: `{"messages":[{"role":"user","content":"hi"}],"user":"alice"}`,
 			hdr: map[string]string{"X-Hologram-Session": "tg:42"}, want: 200,
 			wantReq: &client.CompletionRequest{Session: "tg:42", Messages: []client.IngestMessage{{Role: "user", Content: "hi"}}}},
 		{name: "content parts joined", body: `{"messages":[{"role":"developer","content":"sys"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`, want: 200,
-			wantReq: &client.CompletionRequest{Session: "openai", Messages: []client.IngestMessage{{Role: "system", Content: "sys"}, {Role: "user", Content: "a\nb"}}}},
+			wantReq: &client.CompletionRequest{Session: conversationSession("", []completionMessage{{Role: "user", Content: json.RawMessage(`"a\nb"`)}}), Messages: []client.IngestMessage{{Role: "system", Content: "sys"}, {Role: "user", Content: "a\nb"}}}},
 		{name: "tools refused", body: `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]}`, want: 400,
 			wantMsg: "the kernel uses its own tools", wantParam: "tools"},
 		{name: "functions refused", body: `{"messages":[{"role":"user","content":"hi"}],"functions":[]}`, want: 400,
@@ -265,5 +273,35 @@ func TestValidSessionID(t *testing.T) {
 				t.Errorf("validSessionID(%q) = %v", tt.id, got)
 			}
 		})
+	}
+}
+
+// TestConversationSession: without `user` or X-Hologram-Session, the requests of one
+// conversation (whatever its system prompt and later turns) share a session; another first
+// message or another model is another session (a new chat is new).
+func TestConversationSession(t *testing.T) {
+	msg := func(role, text string) completionMessage {
+		raw, _ := json.Marshal(text)
+		return completionMessage{Role: role, Content: raw}
+	}
+	base := conversationSession("gpt-x", []completionMessage{msg("user", "plan my trip to Porto")})
+	if !validSessionID(base) || !strings.HasPrefix(base, "v1-") {
+		t.Fatalf("session id %q", base)
+	}
+	for _, tc := range []struct {
+		name  string
+		model string
+		msgs  []completionMessage
+		same  bool
+	}{
+		{"later turns", "gpt-x", []completionMessage{msg("user", "plan my trip to Porto"), msg("assistant", "sure"), msg("user", "and Lisbon?")}, true},
+		{"system prompt rebuilt", "gpt-x", []completionMessage{msg("system", "today is "+time.Now().String()), msg("user", "plan my trip to Porto")}, true},
+		{"whitespace", "gpt-x", []completionMessage{msg("user", "plan my trip to Porto\n")}, true},
+		{"new chat", "gpt-x", []completionMessage{msg("user", "plan my trip to Lisbon")}, false},
+		{"other model", "gpt-y", []completionMessage{msg("user", "plan my trip to Porto")}, false},
+	} {
+		if got := conversationSession(tc.model, tc.msgs) == base; got != tc.same {
+			t.Errorf("%s: same session %v, want %v", tc.name, got, tc.same)
+		}
 	}
 }

@@ -15,6 +15,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/status", s.handleStatus)
 	m.HandleFunc("POST /api/v1/chat", s.handleChat)
 	m.HandleFunc("POST /api/v1/turns/{id}/cancel", s.handleCancel)
+	m.HandleFunc("POST /api/v1/turns/{id}/tools/{call}", s.handleAnswerToolCall) // clienttools.go
 	m.HandleFunc("GET /api/v1/sessions", s.handleSessions)
 	m.HandleFunc("POST /api/v1/sessions", s.handleCreateSession)
 	m.HandleFunc("PATCH /api/v1/sessions/{id}", s.handleRenameSession)
@@ -61,6 +62,7 @@ func (s *Server) routes() {
 	s.a2aRoutes()      // GET, POST /api/v1/a2a/peers, DELETE /api/v1/a2a/peers/{name}
 	s.pluginSettingsRoutes()
 	m.HandleFunc("GET /v1/models", s.handleModels)
+	m.HandleFunc("GET /v1/models/{id...}", s.handleModel)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)
 }
 

@@ -81,6 +81,8 @@ type Server struct {
 	mu      sync.Mutex
 	servers map[*http.Server]struct{}
 	closed  bool
+	// replay answers retried /v1 requests from their first attempt (replay.go).
+	replay replayCache
 }
 
 // New returns a Server for b. It does not listen; see [Server.ServeUnix] and [Server.ServeTCP].
@@ -174,6 +176,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"duration", time.Since(start))
 	}()
 
+	if s.cors(sw, r) { // a preflight from an allowed origin (cors.go)
+		return
+	}
 	if !s.originAllowed(r) {
 		s.writeError(sw, r, http.StatusForbidden, "requests from browsers are refused (Origin or Referer not allowed)")
 		return

@@ -8,6 +8,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -25,6 +26,7 @@ type Service interface {
 	MemoryService
 	ModelService
 	ApprovalService
+	ClientToolService
 }
 
 // SystemService is the kernel's liveness, state and pause switch.
@@ -151,6 +153,10 @@ type PluginConfig struct {
 	// sessions only) or "any" (groups', end users' and public sessions too). Native plugins
 	// declare theirs per tool in plugin.json.
 	Visibility string `json:"visibility,omitempty"`
+	// Session, when set, scopes the plugin to one of the owner's sessions (an editor's MCP
+	// server, added by waiter acp): it is not remembered, its tools are offered in that session
+	// only, and its client removes it when the session ends.
+	Session string `json:"session,omitempty"`
 }
 
 // Plugin is a plugin as listed.
@@ -197,6 +203,9 @@ var (
 type Error struct {
 	Status  int    `json:"status"`
 	Message string `json:"message"`
+	// RetryAfter, in seconds, is when an upstream failure (502, 503, 504) may be retried; the
+	// HTTP API sends it as the Retry-After header.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status) }
@@ -252,6 +261,10 @@ type ChatRequest struct {
 	// Attachments become blocks held by the turn's user event (see memory.Block); text ones are
 	// shown to the model with the input, media ones by name (and their text, e.g. OCR).
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// ClientTools are tools the client runs itself (clienttools.go); HideTools names the
+	// kernel's tools this turn does not offer (those the client's tools stand in for).
+	ClientTools []ClientTool `json:"client_tools,omitempty"`
+	HideTools   []string     `json:"hide_tools,omitempty"`
 }
 
 // Attachment is a file sent with a chat message. Kind is "text" (Text holds it), "image" or
@@ -293,6 +306,9 @@ type ChatEvent struct {
 	Tool    *ToolEvent `json:"tool,omitempty"`
 	// Approval is set on "approval" events.
 	Approval *Approval `json:"approval,omitempty"`
+	// Stop is set on "final" events: why the turn ended ("done", "short_circuit", "all_denied",
+	// "cancelled", "max_rounds", "max_wall" or "token_budget").
+	Stop string `json:"stop,omitempty"`
 }
 
 // ToolEvent describes a tool call and, once done, its result.
@@ -514,6 +530,12 @@ type CompletionRequest struct {
 	User     bool            // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
 	Model    string          // requested model; empty or unknown: the session's or default provider's
 	Messages []IngestMessage // system, user and assistant messages as sent; the last one is a user message
+	// The client's model parameters, passed to the provider (zero: the kernel's own).
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	TopP           *float64        `json:"top_p,omitempty"`
+	Stop           []string        `json:"stop,omitempty"`
+	ResponseSchema json.RawMessage `json:"response_schema,omitempty"` // from response_format json_schema / json_object
 }
 
 // IngestMessage is one message of a CompletionRequest with its content flattened to text.

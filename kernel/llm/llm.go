@@ -65,6 +65,8 @@ type Request struct {
 	Tools       []Tool    `json:"tools,omitempty"`
 	MaxTokens   int       `json:"max_tokens,omitempty"`
 	Temperature *float64  `json:"temperature,omitempty"`
+	TopP        *float64  `json:"top_p,omitempty"`
+	Stop        []string  `json:"stop,omitempty"`
 	// ResponseSchema, when set, is the JSON schema the reply must match (one JSON object).
 	// Providers with structured output enforce it (OpenAI's response_format json_schema), or
 	// at least ask for a JSON object (json_object) when the server refuses the schema.

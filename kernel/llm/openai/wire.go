@@ -21,6 +21,8 @@ type wireRequest struct {
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens     int            `json:"max_tokens,omitempty"`
 	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	Stop          []string       `json:"stop,omitempty"`
 	// ResponseFormat asks for structured output (llm.Request.ResponseSchema).
 	ResponseFormat *wireResponseFormat `json:"response_format,omitempty"`
 }
@@ -170,6 +172,8 @@ func (c *Client) encodeRequest(req llm.Request, stream bool, rf *wireResponseFor
 		Model:          req.Model,
 		MaxTokens:      req.MaxTokens,
 		Temperature:    req.Temperature,
+		TopP:           req.TopP,
+		Stop:           req.Stop,
 		Messages:       make([]wireMessage, 0, len(req.Messages)),
 	}
 	if w.Model == "" {

@@ -1,0 +1,83 @@
+package completion
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/agent"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm"
+)
+
+func msgs(texts ...string) []client.IngestMessage {
+	var out []client.IngestMessage
+	for i, s := range texts {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		out = append(out, client.IngestMessage{Role: role, Content: s})
+	}
+	return out
+}
+
+// TestUnseen: what of a resent conversation is new.
+func TestUnseen(t *testing.T) {
+	stored := msgs("u1", "a1", "u2", "a2")
+	for _, tc := range []struct {
+		name        string
+		seen, prior []client.IngestMessage
+		want        []client.IngestMessage
+	}{
+		{"next turn", stored, msgs("u1", "a1", "u2", "a2"), nil},
+		{"regenerate: a prefix from the start", stored, msgs("u1", "a1"), nil},
+		{"a window of the end", stored, msgs("u2", "a2")[0:2], nil},
+		{"new session", nil, msgs("u1", "a1"), msgs("u1", "a1")},
+		{"a history the session lacks", msgs("x", "y"), msgs("u1", "a1"), msgs("u1", "a1")},
+		{"continues the stored end", msgs("u1", "a1"), msgs("u1", "a1", "u2", "a2"), msgs("u1", "a1", "u2", "a2")[2:]},
+		{"whitespace is not new", stored, []client.IngestMessage{{Role: "user", Content: " u1\n"}}, nil},
+	} {
+		if got := Unseen(tc.seen, tc.prior); !reflect.DeepEqual(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+			t.Errorf("%s: Unseen = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestUpstreamError: a failed provider is 503 (with its Retry-After), 504 or 502; other errors
+// pass through.
+func TestUpstreamError(t *testing.T) {
+	wrap := func(err error) error { return &agent.ProviderError{Err: fmt.Errorf("llm request (round 1) via p: %w", err)} }
+	other := errors.New("unknown session")
+	for _, tc := range []struct {
+		name       string
+		err        error
+		status     int
+		retryAfter int
+	}{
+		{"overloaded", wrap(&llm.APIError{Status: 503, Message: "busy", RetryAfter: 3 * time.Second}), http.StatusServiceUnavailable, 3},
+		{"rate limited without Retry-After", wrap(&llm.APIError{Status: 429}), http.StatusServiceUnavailable, 1},
+		{"server error", wrap(&llm.APIError{Status: 500}), http.StatusBadGateway, 2},
+		{"refused request", wrap(&llm.APIError{Status: 400, Message: "bad schema"}), http.StatusBadGateway, 2},
+		{"timeout", wrap(fmt.Errorf("read: %w", errDeadline{})), http.StatusGatewayTimeout, 2},
+	} {
+		var ce *client.Error
+		if !errors.As(UpstreamError(tc.err), &ce) || ce.Status != tc.status || ce.RetryAfter != tc.retryAfter || !strings.Contains(ce.Message, "provider failed") {
+			t.Errorf("%s: %+v", tc.name, ce)
+		}
+	}
+	if UpstreamError(other) != other || UpstreamError(nil) != nil {
+		t.Error("an error that is not the provider's changed")
+	}
+}
+
+// errDeadline is a net.Error timeout.
+type errDeadline struct{}
+
+func (errDeadline) Error() string   { return "i/o timeout" }
+func (errDeadline) Timeout() bool   { return true }
+func (errDeadline) Temporary() bool { return true }
