@@ -322,9 +322,14 @@ func TestSettingsModelsRealKernel(t *testing.T) {
 	hub := newUIHub(t, map[string]string{"Xenova/" + bgeID: bgeDir}, onnx)
 	k := startHomed(t, fmt.Sprintf("[embedding]\nonnxruntime = %q\nhubs = [%q]\nthreads = 1\n", ort, hub.URL))
 
-	r := newSettingsRig(t, k.c, test.NewTempApp(t).Preferences(), "")
+	// The UI updates the install's goroutine asks for (fyne.Do, through the bindings) queue
+	// until the test, the UI goroutine here, runs them: it never reads a widget being changed.
+	qa := newQueuedApp(t)
+	r := newSettingsRig(t, k.c, qa.Preferences(), "")
 	w := settingsWindow(t, r)
 	vm := r.vm
+	settle := func() { vm.Wait(); qa.u.drain() }
+	settle()
 	card := uiCard(w, "Models")
 	if card == nil {
 		t.Fatalf("no Models card: %q", uiTexts(w))
@@ -336,8 +341,9 @@ func TestSettingsModelsRealKernel(t *testing.T) {
 	// Install: the bar moves while the hub sends the first pieces, then Cancel.
 	test.Tap(uiButtons(w, "Install")[0])
 	uiWaitFor(t, "download progress", func() bool {
+		qa.u.drain()
 		p, _ := vm.Models.Progress.Get()
-		return p > 0 && p < 1
+		return p > 0 && p < 1 && len(uiButtons(w, "Cancel")) == 1
 	})
 	cancel := uiButton(t, w, "Cancel")
 	if cancel.Disabled() {
@@ -351,9 +357,10 @@ func TestSettingsModelsRealKernel(t *testing.T) {
 	if got := uiGet[string](t, vm.Models.Result.Text); !strings.Contains(got, "Downloading "+bgeID+": onnx/model.onnx (") {
 		t.Errorf("status while downloading: %q", got)
 	}
+	qa.u.drain()
 	uiShot(t, w, card, "models-install")
 	test.Tap(cancel)
-	vm.Wait()
+	settle()
 	if got := uiGet[string](t, vm.Models.Result.Text); !strings.Contains(got, "Install of "+bgeID+" cancelled; the part downloaded is kept") {
 		t.Fatalf("after Cancel: %q\n%s", got, k.log())
 	}
@@ -366,7 +373,7 @@ func TestSettingsModelsRealKernel(t *testing.T) {
 
 	// Install again: it resumes and installs.
 	test.Tap(uiButtons(w, "Install")[0])
-	vm.Wait()
+	settle()
 	if !uiHasText(w, "Installed "+bgeID+".") || !uiHasText(w, bgeID+" · text · 512 dims") || !uiHasText(w, "· installed") {
 		t.Fatalf("after the second Install: %q\n%s", uiTexts(w), k.log())
 	}
@@ -376,7 +383,7 @@ func TestSettingsModelsRealKernel(t *testing.T) {
 
 	// Use: the kernel loads it.
 	test.Tap(uiButton(t, w, "Use"))
-	vm.Wait()
+	settle()
 	if !uiHasText(w, "Now using "+bgeID) || !uiHasText(w, "in use") {
 		t.Fatalf("after Use: %q\n%s", uiTexts(w), k.log())
 	}
@@ -389,6 +396,7 @@ func TestSettingsModelsRealKernel(t *testing.T) {
 	if err := vm.ImportModel(t.Context(), clipID, clipDir); err != nil {
 		t.Fatal(err)
 	}
+	qa.u.drain()
 	if !uiHasText(w, "Imported "+clipID+" from "+clipDir+".") {
 		t.Fatalf("after Import: %q", uiTexts(w))
 	}
@@ -402,7 +410,9 @@ func TestSettingsModelsRealKernel(t *testing.T) {
 		}
 	}
 	// A folder without the model's files says what is missing.
-	if err := vm.ImportModel(t.Context(), "multilingual-e5-small", t.TempDir()); err == nil || !uiGet[bool](t, vm.Models.Result.Failed) ||
+	err = vm.ImportModel(t.Context(), "multilingual-e5-small", t.TempDir())
+	qa.u.drain()
+	if err == nil || !uiGet[bool](t, vm.Models.Result.Failed) ||
 		!strings.Contains(uiGet[string](t, vm.Models.Result.Text), "lacks onnx/model.onnx") {
 		t.Errorf("import from an empty folder: %v, %q", err, uiGet[string](t, vm.Models.Result.Text))
 	}
