@@ -1,4 +1,4 @@
-package kernel
+package plugsettings
 
 import (
 	"encoding/json"
@@ -41,7 +41,7 @@ func TestBuiltinSettingsSchemas(t *testing.T) {
 	}
 	for name, tcs := range cases {
 		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("..", "plugins", "builtin", name, "plugin.json"))
+			raw, err := os.ReadFile(filepath.Join("..", "..", "plugins", "builtin", name, "plugin.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
