@@ -37,6 +37,7 @@ type SettingsField struct {
 	Key, Title, Help string
 	Kind             string
 	Integer          bool
+	Folder           bool // a text field holding one folder ("format": "directory")
 	Enum             []string
 	// Text holds a text or number field (and a list's lines); Bool a boolean's; Folders the
 	// folders of a folder list.
@@ -138,7 +139,7 @@ func newPluginSettingsForm(s client.PluginSettings) (*PluginSettingsForm, error)
 				_ = fd.Text.Set(strings.Join(items, "\n"))
 			}
 		case p.Type == "string":
-			fd.Kind = fieldText
+			fd.Kind, fd.Folder = fieldText, p.Format == "directory"
 			s, _ := v.(string)
 			_ = fd.Text.Set(s)
 		default:
@@ -288,6 +289,16 @@ func showPluginSettings(vm *PluginsVM, f *PluginSettingsForm, old map[string]any
 				e := widget.NewEntryWithData(fd.Text)
 				e.SetPlaceHolder(T("(default)"))
 				input = e
+				if fd.Folder && local {
+					pick := widget.NewButtonWithIcon(T("Choose folder…"), theme.FolderOpenIcon(), func() {
+						dialog.NewFolderOpen(func(dir fyne.ListableURI, err error) {
+							if err == nil && dir != nil {
+								_ = fd.Text.Set(dir.Path())
+							}
+						}, w).Show()
+					})
+					input = container.NewBorder(nil, nil, nil, pick, e)
+				}
 			}
 		case fieldList:
 			e := widget.NewEntryWithData(fd.Text)
