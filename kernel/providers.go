@@ -12,27 +12,20 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/provstore"
 	"github.com/hologramagent/hologram/memory"
 )
 
-// Providers are stored as settings "provider/<name>" holding JSON; the key is sealed by the Codec
-// under the "provider-key" domain and never leaves the kernel.
+// Providers are stored as settings (kernel/provstore); the key is sealed by the Codec and never
+// leaves the kernel.
 const (
-	providerPrefix    = "provider/"
-	providerKeyDomain = "provider-key"
+	providerPrefix    = provstore.Prefix
+	providerKeyDomain = provstore.KeyDomain
 )
 
 var providerNameRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-type storedProvider struct {
-	Name      string `json:"name"`
-	BaseURL   string `json:"base_url"`
-	Model     string `json:"model"`
-	Proxy     string `json:"proxy,omitempty"`
-	Priority  int    `json:"priority"`
-	Vision    *bool  `json:"vision,omitempty"`
-	SealedKey string `json:"api_key_sealed,omitempty"`
-}
+type storedProvider = provstore.Record
 
 func validateProvider(p client.ProviderConfig) error {
 	if !providerNameRe.MatchString(p.Name) {

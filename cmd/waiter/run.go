@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -74,6 +76,8 @@ commands:
                                           the "always" answers given in editors, per project
   pause                                   stop channel input and scheduled jobs (your chat works)
   resume                                  undo pause
+  token                                   print a new random API token (256 bits), e.g. for
+                                          homed --listen: waiter token > F; homed --token-file F
   version
 
 environment:
@@ -201,6 +205,17 @@ func (a *app) main(ctx context.Context, args []string) error {
 	cmd := "chat"
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
+	}
+	if cmd == "token" { // offline: no kernel needed
+		if len(rest) > 0 {
+			return usagef("token takes no arguments")
+		}
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return fmt.Errorf("token: %w", err)
+		}
+		fmt.Fprintln(a.stdout, base64.RawURLEncoding.EncodeToString(b))
+		return nil
 	}
 	if cmd == "version" || cmd == "help" {
 		if len(rest) > 0 {

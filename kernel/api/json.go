@@ -42,6 +42,7 @@ type openAIErrorDetail struct {
 
 // writeError answers an error in the shape of the request's API: OpenAI's for /v1/, ours otherwise.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	msg = clipEchoes(msg)
 	if strings.HasPrefix(r.URL.Path, "/v1/") {
 		writeOpenAIError(w, status, msg, "")
 		return

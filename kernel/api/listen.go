@@ -68,12 +68,23 @@ func (s *Server) ServeUnixListener(ctx context.Context, ln net.Listener) error {
 	return s.serve(ctx, srv, ln, false)
 }
 
-// prepareSocketDir creates dir 0700 or checks an existing one is ours and private.
+// prepareSocketDir creates dir 0700 when it is missing, or checks that an existing one is safe
+// to serve from. It never changes an existing directory's mode: a root kernel given
+// --socket /run/x.sock once made /run 0700 and broke the machine's other services. An existing
+// directory must belong to us (or to root, for system dirs such as /run) and be writable by
+// nobody else, unless it has the sticky bit (as /tmp): anyone else who could write there could
+// replace the socket. Privacy comes from the socket's own 0600 and the peer-uid check.
 func (s *Server) prepareSocketDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create socket dir %s: %w", dir, err)
-	}
 	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create socket dir %s: %w", dir, err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil { // the umask may have taken bits from ours
+			return fmt.Errorf("create socket dir %s: %w", dir, err)
+		}
+		fi, err = os.Stat(dir)
+	}
 	if err != nil {
 		return fmt.Errorf("socket dir: %w", err)
 	}
@@ -84,14 +95,12 @@ func (s *Server) prepareSocketDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("socket dir %s: %w", dir, err)
 	}
-	if owner != s.uid {
-		return fmt.Errorf("socket dir %s is owned by uid %d, not by us (uid %d)", dir, owner, s.uid)
+	if owner != s.uid && owner != 0 {
+		return fmt.Errorf("socket dir %s is owned by uid %d, not by us (uid %d): choose a socket in a directory of yours (--socket)", dir, owner, s.uid)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("make socket dir %s private: %w", dir, err)
-		}
-		s.log.Warn("api: socket dir was accessible to others; mode set to 0700", "dir", dir, "was", fi.Mode().Perm())
+	if perm := fi.Mode(); perm.Perm()&0o022 != 0 && perm&fs.ModeSticky == 0 {
+		return fmt.Errorf("socket dir %s is writable by others (mode %04o) without the sticky bit: another user could replace the socket; "+
+			"choose a socket in a private directory (--socket), e.g. under $XDG_RUNTIME_DIR", dir, perm.Perm())
 	}
 	return nil
 }
@@ -191,5 +200,6 @@ func (s *Server) ServeTCP(ctx context.Context, ln net.Listener, tlsConf *tls.Con
 		srv.TLSConfig = tlsConf.Clone()
 	}
 	s.log.Info("api: serving", "addr", addr, "tls", tlsConf != nil)
+	ln = &limitListener{Listener: ln, lim: newConnLimiter(s.maxUnauth, s.maxAuth)}
 	return s.serve(ctx, srv, ln, tlsConf != nil)
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/big"
 	"net"
@@ -38,18 +39,25 @@ func TestUnixSocket(t *testing.T) {
 			t.Errorf("socket left behind: %v", err)
 		}
 	})
-	t.Run("existing open dir is made private", func(t *testing.T) {
-		dir := socketDir(t)
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		logs := &logBuffer{}
-		serveUnix(t, New(&fakeBackend{}, Options{Logger: logs.logger()}), filepath.Join(dir, "k.sock"))
-		assertMode(t, dir, fs.ModeDir|0o700)
-		if !strings.Contains(logs.String(), "mode set to 0700") {
-			t.Errorf("no warning logged: %s", logs.String())
-		}
-	})
+	// An existing directory keeps its mode, whatever it is: the kernel only sets the modes of
+	// directories it creates (a root kernel once made /run 0700).
+	for _, mode := range []fs.FileMode{0o700, 0o755, 0o750, 0o777 | fs.ModeSticky, 0o733 | fs.ModeSticky} {
+		t.Run(fmt.Sprintf("existing dir %s kept", mode), func(t *testing.T) {
+			dir := filepath.Join(socketDir(t), "d")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+			sv := serveUnix(t, New(&fakeBackend{}, Options{}), filepath.Join(dir, "k.sock"))
+			assertMode(t, dir, fs.ModeDir|mode)
+			assertMode(t, filepath.Join(dir, "k.sock"), fs.ModeSocket|0o600)
+			if resp, body := sv.do(t, "GET", "/api/v1/health", "", nil); resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+		})
+	}
 	t.Run("stale socket replaced", func(t *testing.T) {
 		path := filepath.Join(socketDir(t), "k.sock")
 		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
@@ -84,7 +92,18 @@ func TestUnixSocket(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "is not a socket"},
-		{"dir owned by someone else", func(_ *testing.T, s *Server, _ string) { s.uid = os.Geteuid() + 1 }, "not by us"},
+		{"dir owned by someone else", func(t *testing.T, s *Server, path string) {
+			if os.Geteuid() != 0 {
+				s.uid = os.Geteuid() + 1 // the dir is ours: seen from another uid, it is someone else's
+				return
+			}
+			// As root the dir must belong to a third uid (root's dirs are accepted).
+			if err := os.Chown(filepath.Dir(path), 4242, 4242); err != nil {
+				t.Fatal(err)
+			}
+		}, "not by us"},
+		{"group-writable dir", func(t *testing.T, _ *Server, path string) { chmod(t, filepath.Dir(path), 0o770) }, "writable by others (mode 0770)"},
+		{"world-writable dir", func(t *testing.T, _ *Server, path string) { chmod(t, filepath.Dir(path), 0o777) }, "without the sticky bit"},
 		{"parent is a file", func(t *testing.T, _ *Server, path string) {
 			if err := os.WriteFile(filepath.Dir(path), nil, 0o600); err != nil {
 				t.Fatal(err)
@@ -116,7 +135,7 @@ func assertMode(t *testing.T, path string, want fs.FileMode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fi.Mode() & (fs.ModeType | fs.ModePerm); got != want {
+	if got := fi.Mode() & (fs.ModeType | fs.ModePerm | fs.ModeSticky); got != want {
 		t.Errorf("%s: mode %v, want %v", path, got, want)
 	}
 }
@@ -409,5 +428,12 @@ func TestTLS(t *testing.T) {
 				t.Fatalf("status %d, TLS %v", resp.StatusCode, resp.TLS != nil)
 			}
 		})
+	}
+}
+
+func chmod(t *testing.T, path string, mode fs.FileMode) {
+	t.Helper()
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -73,6 +73,8 @@ type Server struct {
 	uid, peerUID int
 	// pingEvery is the SSE keep-alive interval.
 	pingEvery time.Duration
+	// maxUnauth and maxAuth are the per-IP connection caps of TCP listeners (limit.go).
+	maxUnauth, maxAuth int
 	// testHookListening, when set, is called once a listener is ready.
 	testHookListening func(addr string)
 
@@ -99,6 +101,8 @@ func New(b Backend, opts Options) *Server {
 		uid:       os.Geteuid(),
 		peerUID:   os.Geteuid(),
 		pingEvery: 15 * time.Second,
+		maxUnauth: MaxUnauthConnsPerIP,
+		maxAuth:   MaxAuthConnsPerIP,
 		servers:   make(map[*http.Server]struct{}),
 	}
 	if s.log == nil {
@@ -191,7 +195,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if tr, _ := r.Context().Value(transportKey{}).(transport); tr != transportUnix {
+		rc := http.NewResponseController(w)
+		// A refused request's connection is closed at once, its body unread: a client without
+		// the token cannot hold a connection open by trickling a body.
+		refuse := func() {
+			sw.Header().Set("Connection", "close")
+			_ = rc.SetReadDeadline(time.Now())
+		}
 		if !s.hostAllowed(r) {
+			refuse()
 			s.writeError(sw, r, http.StatusForbidden, "host "+quote(r.Host)+" is not allowed on a loopback listener")
 			return
 		}
@@ -199,8 +211,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveA2A(sw, r)
 			return
 		}
-		if !isHealth(r) && !s.authorized(sw, r) {
-			return
+		if !isHealth(r) {
+			if !s.authorized(sw, r) {
+				refuse()
+				return
+			}
+			if lc := limitedFrom(r); lc != nil && !lc.lim.promote(lc) {
+				refuse()
+				s.writeError(sw, r, http.StatusServiceUnavailable, fmt.Sprintf("too many connections from %s (at most %d with the token)", lc.ip, lc.lim.maxAuth))
+				return
+			}
+			if r.Body != nil && r.Body != http.NoBody {
+				r.Body = &idleBody{ReadCloser: r.Body, rc: rc}
+			}
+			defer rc.SetReadDeadline(time.Time{})
 		}
 	}
 	s.route(sw, r)
@@ -218,10 +242,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(rec, r)
 	switch rec.code {
 	case http.StatusNotFound:
-		s.writeError(w, r, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+		s.writeError(w, r, http.StatusNotFound, "no route for "+r.Method+" "+clip(r.URL.Path))
 	case http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", rec.header.Get("Allow"))
-		s.writeError(w, r, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
+		s.writeError(w, r, http.StatusMethodNotAllowed, "method "+clip(r.Method)+" not allowed on "+clip(r.URL.Path))
 	default:
 		for k, v := range rec.header {
 			w.Header()[k] = v
@@ -395,10 +419,14 @@ func (s *Server) newHTTPServer(tr transport, listenAddr string) *http.Server {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if pc, ok := c.(*peerConn); ok {
 				ctx = context.WithValue(ctx, peerPIDKey{}, pc.pid)
+			}
+			if lc := unwrapLimited(c); lc != nil {
+				ctx = context.WithValue(ctx, limitedConnKey{}, lc)
 			}
 			ctx = context.WithValue(ctx, transportKey{}, tr)
 			return context.WithValue(ctx, listenAddrKey{}, listenAddr)

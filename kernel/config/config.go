@@ -49,6 +49,9 @@ type Config struct {
 	LogLevel string `toml:"log_level"`
 	// Insecure allows plain HTTP off loopback.
 	Insecure bool `toml:"insecure"`
+	// ResetSecrets lets the kernel start without the key file that sealed the stored secrets:
+	// those secrets (provider API keys) are dropped and a new key is made. Flag only.
+	ResetSecrets bool `toml:"-"`
 	// Version records --version; the caller prints the version and exits.
 	Version bool `toml:"-"`
 
@@ -151,6 +154,9 @@ type MemoryConfig struct {
 	// GCInterval is how often the memory GC (cooling, distillation, scene decay) runs in the
 	// background (default 1h; 0 runs it only on demand: waiter memory gc).
 	GCInterval Duration `toml:"gc_interval"`
+	// BackupKeep is how many daily copies of the database (VACUUM INTO, DATA/backups, 0600)
+	// are kept (default 7; 0 or less: no daily backups).
+	BackupKeep int `toml:"backup_keep"`
 	// Extractor chooses distillation's extractor: "auto" (the LLM when a provider is set,
 	// falling back to the rules), "llm" or "rules" (LLM-free). Default "auto".
 	Extractor string `toml:"extractor"`
@@ -167,6 +173,7 @@ const (
 	DefaultDistillAccesses = 2
 	DefaultDistillIdle     = 72 * time.Hour
 	DefaultGCInterval      = time.Hour
+	DefaultBackupKeep      = 7
 )
 
 // AgentConfig limits the agent's turn loop.
@@ -276,7 +283,7 @@ func Default(env func(string) string) Config {
 		},
 		API: APIConfig{MaxBodyBytes: DefaultMaxBodyBytes},
 		Memory: MemoryConfig{WindowTokens: DefaultWindowTokens, Recent: DefaultRecent, DistillAccesses: DefaultDistillAccesses,
-			DistillIdle: Duration{DefaultDistillIdle}, GCInterval: Duration{DefaultGCInterval}, Extractor: "auto"},
+			DistillIdle: Duration{DefaultDistillIdle}, GCInterval: Duration{DefaultGCInterval}, Extractor: "auto", BackupKeep: DefaultBackupKeep},
 	}
 }
 
@@ -291,6 +298,7 @@ func AddFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS key `file` for the remote API (with --tls-cert)")
 	fs.StringVar(&c.KeyFile, "key-file", c.KeyFile, "master key `file` sealing secrets at rest")
 	fs.BoolVar(&c.Insecure, "insecure", c.Insecure, "allow plain HTTP off loopback")
+	fs.BoolVar(&c.ResetSecrets, "reset-secrets", c.ResetSecrets, "start without the lost key file: drop the secrets it sealed (provider API keys) and make a new key")
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "TOML config `file`")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `level`: debug, info, warn or error")
 	fs.BoolVar(&c.Version, "version", c.Version, "print the version and exit")
@@ -298,17 +306,18 @@ func AddFlags(fs *flag.FlagSet, c *Config) {
 
 // flagFields copies one flag's field from src to dst, by flag name.
 var flagFields = map[string]func(dst, src *Config){
-	"data":       func(d, s *Config) { d.DataDir = s.DataDir },
-	"socket":     func(d, s *Config) { d.Socket = s.Socket },
-	"listen":     func(d, s *Config) { d.Listen = s.Listen },
-	"token-file": func(d, s *Config) { d.TokenFile = s.TokenFile },
-	"tls-cert":   func(d, s *Config) { d.TLSCert = s.TLSCert },
-	"tls-key":    func(d, s *Config) { d.TLSKey = s.TLSKey },
-	"key-file":   func(d, s *Config) { d.KeyFile = s.KeyFile },
-	"insecure":   func(d, s *Config) { d.Insecure = s.Insecure },
-	"config":     func(d, s *Config) { d.ConfigFile = s.ConfigFile },
-	"log-level":  func(d, s *Config) { d.LogLevel = s.LogLevel },
-	"version":    func(d, s *Config) { d.Version = s.Version },
+	"data":          func(d, s *Config) { d.DataDir = s.DataDir },
+	"socket":        func(d, s *Config) { d.Socket = s.Socket },
+	"listen":        func(d, s *Config) { d.Listen = s.Listen },
+	"token-file":    func(d, s *Config) { d.TokenFile = s.TokenFile },
+	"tls-cert":      func(d, s *Config) { d.TLSCert = s.TLSCert },
+	"tls-key":       func(d, s *Config) { d.TLSKey = s.TLSKey },
+	"key-file":      func(d, s *Config) { d.KeyFile = s.KeyFile },
+	"insecure":      func(d, s *Config) { d.Insecure = s.Insecure },
+	"reset-secrets": func(d, s *Config) { d.ResetSecrets = s.ResetSecrets },
+	"config":        func(d, s *Config) { d.ConfigFile = s.ConfigFile },
+	"log-level":     func(d, s *Config) { d.LogLevel = s.LogLevel },
+	"version":       func(d, s *Config) { d.Version = s.Version },
 }
 
 // envFields maps environment variables to the fields they set.

@@ -11,6 +11,20 @@ import (
 	"strings"
 )
 
+// MinTokenLen is the shortest API token a kernel accepts, in characters after trimming
+// whitespace: 32 characters leave a guess no chance even at a few characters of entropy each.
+// [GenerateToken] makes 43 (256 random bits).
+const MinTokenLen = 32
+
+// CheckToken refuses a token shorter than [MinTokenLen] after trimming whitespace, with an error
+// naming the minimum and how to make a good one.
+func CheckToken(tok string) error {
+	if n := len([]rune(strings.TrimSpace(tok))); n < MinTokenLen {
+		return fmt.Errorf("token is %d characters, at least %d are needed (make one with: waiter token > FILE)", n, MinTokenLen)
+	}
+	return nil
+}
+
 // GenerateToken returns 32 random bytes encoded as unpadded base64url.
 func GenerateToken() (string, error) {
 	b := make([]byte, 32)

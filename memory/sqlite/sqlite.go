@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/memory"
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	"github.com/mattn/go-sqlite3" // also registers the "sqlite3" driver
 )
 
 //go:embed migrations/*.sql
@@ -35,6 +35,59 @@ var migrationFS embed.FS
 
 // readers is the size of the read-only connection pool.
 const readers = 4
+
+// Errors of [Open] about the file itself, before or while SQLite reads it. The caller (the
+// composition root) adds what the owner can do about them; Open never repairs or replaces a
+// file it cannot read: that would lose the owner's memory.
+var (
+	// ErrEmptyFile: the file exists and has zero bytes. A new database is never left empty by
+	// Open (it writes the schema at once), so an empty one is a truncated or replaced file.
+	ErrEmptyFile = errors.New("the database file is empty (0 bytes)")
+	// ErrNotDatabase: the file does not start with SQLite's header.
+	ErrNotDatabase = errors.New("the file is not an SQLite database")
+	// ErrMalformed: SQLite found the file damaged (SQLITE_CORRUPT or SQLITE_NOTADB).
+	ErrMalformed = errors.New("the database file is malformed")
+)
+
+// sqliteHeader is the first 16 bytes of every SQLite 3 database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// checkFile refuses an existing file at path that is empty or not an SQLite database; a
+// missing file is fine (Open creates it).
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: not a regular file (%s)", ErrNotDatabase, st.Mode().Type())
+	}
+	if st.Size() == 0 {
+		return ErrEmptyFile
+	}
+	head := make([]byte, len(sqliteHeader))
+	if n, _ := f.ReadAt(head, 0); n < len(head) || string(head) != sqliteHeader {
+		return fmt.Errorf("%w: its first bytes are %q", ErrNotDatabase, head[:n])
+	}
+	return nil
+}
+
+// malformed wraps err with [ErrMalformed] when SQLite reports a damaged file.
+func malformed(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB) {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return err
+}
 
 // Options configures [Open]. The zero value is usable.
 type Options struct {
@@ -98,6 +151,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open memory store: create directory: %w", err)
 	}
+	if err := checkFile(abs); err != nil {
+		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
+	}
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open memory store: %w", err)
@@ -136,11 +192,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	if err := s.migrate(ctx); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
+		return nil, fmt.Errorf("open memory store %s: %w", abs, malformed(err))
 	}
 	if err := s.loadStats(ctx); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("open memory store %s: %w", abs, err)
+		return nil, fmt.Errorf("open memory store %s: %w", abs, malformed(err))
 	}
 	// Checkpoints normally run in the background (see checkpointer); the automatic one inside a
 	// commit stays only as a bound on the WAL under continuous writes, which leave the background

@@ -176,23 +176,35 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 	return in, nil
 }
 
-// reap waits for the process to exit, declares the instance dead, then gives the connection and
-// the stderr reader a grace to drain what the process wrote before closing them (a grandchild
-// may hold the pipes open), and finally closes cleaned.
+// reap waits for the process to exit, declares the instance dead and kills what is left of its
+// process group (the children a plugin started die with it: stop and crash alike), then gives
+// the connection and the stderr reader one grace, together, to drain what was written before
+// closing them (a descendant that left the group may still hold the pipes open), and finally
+// closes cleaned.
 func (in *instance) reap(runDone, errDone <-chan struct{}, errR *os.File) {
 	defer close(in.cleaned)
 	<-in.exited
+	if err := signalGroup(in.pid, syscall.SIGKILL); err != nil {
+		in.p.log.Warn("killing the plugin's process group", "pgid", in.pid, "err", err)
+	}
 	in.die(fmt.Errorf("exited: %s", in.exitString()))
+	// One timer for both waits: a timer's channel fires once, so a second select on it would
+	// wait for errDone forever when the first one consumed the tick (a grandchild holding
+	// stderr then wedged the plugin in "starting" and every later add/remove behind it).
 	grace := time.NewTimer(in.p.h.opts.StopGrace)
 	defer grace.Stop()
+	expired := false
 	select {
 	case <-runDone:
 	case <-grace.C:
+		expired = true
 	}
 	in.conn.Close()
-	select {
-	case <-errDone:
-	case <-grace.C:
+	if !expired {
+		select {
+		case <-errDone:
+		case <-grace.C:
+		}
 	}
 	errR.Close()
 	<-runDone
@@ -237,12 +249,22 @@ func (in *instance) isDead() bool {
 	}
 }
 
-// killNow sends SIGKILL unless the process has been reaped.
+// killNow sends SIGKILL to the plugin's process group, and to the process itself unless it has
+// been reaped.
 func (in *instance) killNow() {
+	in.signal(syscall.SIGKILL)
+}
+
+// signal sends sig to the plugin's process group and to the process itself unless it has been
+// reaped (the group is signalled even then: its other members outlive the leader).
+func (in *instance) signal(sig syscall.Signal) {
+	if err := signalGroup(in.pid, sig); err != nil {
+		in.p.log.Debug("signalling the plugin's process group", "signal", sig.String(), "err", err)
+	}
 	select {
 	case <-in.exited:
 	default:
-		_ = in.cmd.Process.Signal(syscall.SIGKILL)
+		_ = in.cmd.Process.Signal(sig)
 	}
 }
 
@@ -667,7 +689,7 @@ func (in *instance) readStderr(f *os.File) {
 }
 
 // stopLadder stops the process: a shutdown request (native plugins only), then closing stdin,
-// then SIGTERM, then SIGKILL, waiting StopGrace after each rung for the process to exit. A
+// then SIGTERM, then SIGKILL (both signals to its whole process group), waiting StopGrace after each rung for the process to exit. A
 // closed kill channel skips straight to SIGKILL. It returns once everything is cleaned up.
 func (in *instance) stopLadder(kill <-chan struct{}) {
 	in.stopping.Store(true)
@@ -733,11 +755,11 @@ func (in *instance) stopLadder(kill <-chan struct{}) {
 		done = step("close stdin", func() { in.stdin.Close() }, grace)
 	}
 	if !done {
-		done = step("SIGTERM", func() { _ = in.cmd.Process.Signal(syscall.SIGTERM) }, grace)
+		done = step("SIGTERM", func() { in.signal(syscall.SIGTERM) }, grace)
 	}
 	if !done && !exited() {
 		in.p.log.Warn("plugin ignored the stop ladder; killing it")
-		_ = in.cmd.Process.Signal(syscall.SIGKILL)
+		in.killNow()
 	}
 	<-in.exited
 	<-in.cleaned

@@ -2,7 +2,10 @@
 
 package host
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // startLocked starts cmd and waits for it on one goroutine. Only Linux has Pdeathsig; elsewhere
 // an orphaned plugin sees its stdin close when the host dies and is expected to exit.
@@ -16,3 +19,7 @@ func startLocked(cmd *exec.Cmd, started chan<- error, wait func(error)) {
 		wait(cmd.Wait())
 	}()
 }
+
+// signalGroup is a no-op where plugins do not get their own process group; the caller also
+// signals the plugin itself.
+func signalGroup(int, syscall.Signal) error { return nil }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/kernel/llm/openai"
+	"github.com/hologramagent/hologram/kernel/provstore"
 	"github.com/hologramagent/hologram/kernel/security"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/graph"
@@ -66,6 +68,7 @@ type Daemon struct {
 	srv         *api.Server
 	stopServing context.CancelFunc
 	unreap      func() // ends the subreaper's reaping (security.BecomeSubreaper)
+	stopBackups func() // ends the daily backups and waits for one in progress
 	errc        chan error
 }
 
@@ -96,19 +99,24 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 	if d.unreap, err = security.BecomeSubreaper(log); err != nil {
 		return nil, fmt.Errorf("plugin identity: %w", err)
 	}
-	keys, err := security.LoadOrCreateKeyFile(cfg.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("key file: %w", err)
-	}
-	if sameDir(cfg.KeyFile, cfg.DataDir) {
-		log.Warn("the key file is inside the data dir: a copy of the data dir would reveal sealed secrets", "key_file", cfg.KeyFile)
-	}
 	d.mem = NewMemoryAssets(cfg, log)
 	if d.mem.Embedding, err = NewEmbedding(cfg, env, log); err != nil { // embedding.go
 		return nil, err
 	}
 	d.mem.OCR = NewOCR(env, d.mem.Embedding.Runtime, log)
-	if d.Kernel, d.Store, err = BuildKernel(ctx, cfg, log, d.mem, security.NewCodec(keys), NewProvider(log)); err != nil {
+	// The store opens before the key file: a missing key file is only made anew when the store
+	// holds no secret the old key sealed (loadKeys).
+	if d.Store, err = OpenStore(ctx, cfg, log, d.mem); err != nil {
+		return nil, err
+	}
+	keys, err := loadKeys(ctx, cfg, d.Store, log)
+	if err != nil {
+		return nil, err
+	}
+	if sameDir(cfg.KeyFile, cfg.DataDir) {
+		log.Warn("the key file is inside the data dir: a copy of the data dir would reveal sealed secrets", "key_file", cfg.KeyFile)
+	}
+	if d.Kernel, err = NewKernel(cfg, log, d.mem, d.Store, security.NewCodec(keys), NewProvider(log)); err != nil {
 		return nil, err
 	}
 	var (
@@ -147,6 +155,15 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 	}
 	if err := d.Kernel.Start(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.Memory.BackupKeep > 0 {
+		bctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d.Store.RunBackups(bctx, sqlite.BackupOptions{Dir: filepath.Join(cfg.DataDir, "backups"), Keep: cfg.Memory.BackupKeep})
+		}()
+		d.stopBackups = func() { stop(); <-done }
 	}
 	// The service manager hears first (a failed notification is logged before the ready line,
 	// which tests and scripts wait for).
@@ -199,6 +216,10 @@ func (d *Daemon) Stop() error {
 	if err := d.Kernel.Close(); err != nil {
 		d.Log.Warn("kernel close", "err", err)
 	}
+	if d.stopBackups != nil {
+		d.stopBackups()
+		d.stopBackups = nil
+	}
 	if err := d.Store.Checkpoint(context.Background()); err != nil {
 		d.Log.Warn("store checkpoint", "err", err)
 	}
@@ -213,6 +234,10 @@ func (d *Daemon) Stop() error {
 
 // close releases what Start acquired (after a failed Start, or at the end of Stop).
 func (d *Daemon) close() {
+	if d.stopBackups != nil {
+		d.stopBackups()
+		d.stopBackups = nil
+	}
 	if d.stopServing != nil {
 		d.stopServing()
 	}
@@ -260,6 +285,9 @@ func tcpListener(cfg config.Config, env func(string) string, log *slog.Logger, s
 		token = t
 	case token == "":
 		return nil, nil, "", errors.New("--listen needs a token: give --token-file F (created if missing) or set HOLOGRAM_TOKEN")
+	}
+	if err := security.CheckToken(token); err != nil {
+		return nil, nil, "", fmt.Errorf("the remote API token: %w", err)
 	}
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
@@ -365,18 +393,82 @@ func (m MemoryAssets) Close() { m.Tok.Close() }
 // BuildKernel opens the store in cfg.DataDir and builds the kernel on it, exactly as homed runs
 // it (the benchmarks use it too, so they measure the product's configuration).
 func BuildKernel(ctx context.Context, cfg config.Config, log *slog.Logger, mem MemoryAssets, sealer kernel.Sealer, newProv kernel.ProviderFactory) (*kernel.Kernel, *sqlite.Store, error) {
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "hologram.db"), sqlite.Options{Logger: log, Tokenize: mem.Tok.Tokens, Expand: mem.Lex.Expand})
+	store, err := OpenStore(ctx, cfg, log, mem)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening store: %w", err)
+		return nil, nil, err
 	}
-	k, err := kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
-		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR,
-		Lexicon: mem.Lex, Tag: mem.tags})
+	k, err := NewKernel(cfg, log, mem, store, sealer, newProv)
 	if err != nil {
 		store.Close()
 		return nil, nil, err
 	}
 	return k, store, nil
+}
+
+// OpenStore opens DATA/hologram.db. A file it cannot trust (empty, not SQLite, malformed) is
+// refused, never replaced, with an error that says what the owner can do (storeHelp).
+func OpenStore(ctx context.Context, cfg config.Config, log *slog.Logger, mem MemoryAssets) (*sqlite.Store, error) {
+	path := filepath.Join(cfg.DataDir, "hologram.db")
+	store, err := sqlite.Open(ctx, path, sqlite.Options{Logger: log, Tokenize: mem.Tok.Tokens, Expand: mem.Lex.Expand})
+	if err != nil {
+		return nil, fmt.Errorf("opening store: %w%s", err, storeHelp(err, path, filepath.Join(cfg.DataDir, "backups")))
+	}
+	return store, nil
+}
+
+// storeHelp is the recovery advice appended to an error of [sqlite.Open] about the file.
+func storeHelp(err error, path, backups string) string {
+	switch {
+	case errors.Is(err, sqlite.ErrEmptyFile), errors.Is(err, sqlite.ErrNotDatabase):
+		return fmt.Sprintf("\n  %s is not a HologramAgent database; refusing to start rather than begin a fresh one over it."+
+			"\n  - to restore a backup: stop the kernel, then cp %s/<newest>.db %s"+
+			"\n  - to start afresh (everything remembered is lost): move the file away, e.g. mv %s %s.bad", path, backups, path, path, path)
+	case errors.Is(err, sqlite.ErrMalformed):
+		return fmt.Sprintf("\n  %s is damaged. To recover what it holds:"+
+			"\n  1. stop the kernel and keep a copy: cp %s %s.damaged"+
+			"\n  2. sqlite3 %s .recover | sqlite3 %s.recovered && mv %s.recovered %s"+
+			"\n  or restore the newest daily backup: cp %s/<newest>.db %s", path, path, path, path, path, path, path, backups, path)
+	}
+	return ""
+}
+
+// NewKernel builds the kernel on an open store.
+func NewKernel(cfg config.Config, log *slog.Logger, mem MemoryAssets, store *sqlite.Store, sealer kernel.Sealer, newProv kernel.ProviderFactory) (*kernel.Kernel, error) {
+	return kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR,
+		Lexicon: mem.Lex, Tag: mem.tags})
+}
+
+// loadKeys reads the key file, or makes a new one when it is missing and nothing in the store
+// was sealed by the lost one. With sealed secrets in the store a missing key file is refused
+// (a new key would silently make them unreadable: the providers would vanish), unless
+// cfg.ResetSecrets, which drops those secrets first.
+func loadKeys(ctx context.Context, cfg config.Config, store *sqlite.Store, log *slog.Logger) (security.KeySet, error) {
+	if _, err := os.Stat(cfg.KeyFile); errors.Is(err, fs.ErrNotExist) {
+		sealed, err := provstore.Sealed(ctx, store)
+		if err != nil {
+			return security.KeySet{}, fmt.Errorf("key file: looking for sealed secrets: %w", err)
+		}
+		if len(sealed) > 0 && !cfg.ResetSecrets {
+			return security.KeySet{}, fmt.Errorf("key file %s is missing, but the store holds secrets it sealed (API keys of providers %s)"+
+				"\n  - restore the key file to %s, or point to it with --key-file FILE"+
+				"\n  - or start with --reset-secrets to drop those secrets and make a new key (then give the API keys again: waiter provider add)",
+				cfg.KeyFile, strings.Join(sealed, ", "), cfg.KeyFile)
+		}
+		if len(sealed) > 0 {
+			dropped, err := provstore.DropSealed(ctx, store)
+			if err != nil {
+				return security.KeySet{}, fmt.Errorf("--reset-secrets: %w", err)
+			}
+			log.Warn("key file missing: --reset-secrets dropped the secrets it sealed; give the providers' API keys again",
+				"key_file", cfg.KeyFile, "providers", strings.Join(dropped, ","))
+		}
+	}
+	keys, err := security.LoadOrCreateKeyFile(cfg.KeyFile)
+	if err != nil {
+		return security.KeySet{}, fmt.Errorf("key file: %w", err)
+	}
+	return keys, nil
 }
 
 // BenchKernel is a started kernel for the benchmarks: homed's configuration on cfg.DataDir, a key

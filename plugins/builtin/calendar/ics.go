@@ -31,7 +31,15 @@ type Imported struct {
 // DESCRIPTION, LOCATION, DTSTART, DTEND or DURATION, RRULE, EXDATE and display alarms (VALARM
 // TRIGGERs before the start or end). Times without a zone are in loc. An entry that cannot be
 // read is skipped with a warning naming it; a document that is not iCalendar is an error.
-func ReadICS(r io.Reader, loc *time.Location, now time.Time) (Imported, error) {
+func ReadICS(r io.Reader, loc *time.Location, now time.Time) (_ Imported, err error) {
+	// go-ical panics on some malformed content lines (a parameter at the end of a line, as in
+	// the 4 bytes "0;0=": decodeParam peeks past the end; reported upstream with a fix). A panic
+	// in the decoder is a malformed document, not a crash.
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("not a valid iCalendar (ICS) document: %v", v)
+		}
+	}()
 	var out Imported
 	dec := ical.NewDecoder(r)
 	ncal := 0

@@ -8,12 +8,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	_ "time/tzdata" // time zones work without the system's tzdata
 
 	"github.com/hologramagent/hologram/plugins/builtin/internal/clock"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -21,7 +23,7 @@ func main() { plugmain.Main("calendar", run) }
 
 // run serves the plugin until ctx ends or the kernel stops it.
 func run(ctx context.Context, log *slog.Logger) error {
-	cfg, err := ConfigFromEnv(os.Getenv)
+	cfg, _, _, err := confine(log, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -30,4 +32,19 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	return sdk.Serve(ctx, c.plugin())
+}
+
+// confine reads the configuration and confines the process with Landlock: it may write only
+// its calendar directory, and read the system list (TLS roots, resolver, time zones). It returns
+// the configuration and that directory.
+func confine(log *slog.Logger, getenv func(string) string) (Config, sandbox.Status, string, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, "", "", err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return Config{}, "", "", fmt.Errorf("calendar directory: %w", err)
+	}
+	st, err := sandbox.Apply(log, getenv, sandbox.Permissions{Write: []string{cfg.Dir}})
+	return cfg, st, cfg.Dir, err
 }

@@ -14,14 +14,15 @@ import (
 	"os"
 
 	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
 func main() { plugmain.Main("files", run) }
 
 // run loads the configuration and serves the plugin until the kernel stops it.
-func run(ctx context.Context, _ *slog.Logger) error {
-	cfg, err := loadConfig(os.Getenv)
+func run(ctx context.Context, log *slog.Logger) error {
+	cfg, _, err := confine(log, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -31,4 +32,19 @@ func run(ctx context.Context, _ *slog.Logger) error {
 	}
 	defer f.Close()
 	return sdk.Serve(ctx, f.plugin())
+}
+
+// confine reads the configuration and confines the process with Landlock to its roots:
+// writable, or only readable with read_only. Nothing else of the owner's files can be read.
+func confine(log *slog.Logger, getenv func(string) string) (Config, sandbox.Status, error) {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return Config{}, "", err
+	}
+	perms := sandbox.Permissions{Write: cfg.Roots}
+	if cfg.ReadOnly {
+		perms = sandbox.Permissions{Read: cfg.Roots}
+	}
+	st, err := sandbox.Apply(log, getenv, perms)
+	return cfg, st, err
 }

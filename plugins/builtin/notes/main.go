@@ -13,14 +13,16 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
 func main() { plugmain.Main("notes", run) }
 
-// run loads the configuration and serves the plugin until the kernel stops it.
-func run(ctx context.Context, _ *slog.Logger) error {
-	dir, err := loadConfig(os.Getenv)
+// run loads the configuration, confines the process to the notes directory and serves the
+// plugin until the kernel stops it.
+func run(ctx context.Context, log *slog.Logger) error {
+	_, dir, err := confine(log, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -30,4 +32,15 @@ func run(ctx context.Context, _ *slog.Logger) error {
 	}
 	defer n.Close()
 	return sdk.Serve(ctx, n.plugin())
+}
+
+// confine loads the configuration and confines the process with Landlock: it may write only
+// the notes directory (and read the system list); it returns that directory.
+func confine(log *slog.Logger, getenv func(string) string) (sandbox.Status, string, error) {
+	dir, err := loadConfig(getenv)
+	if err != nil {
+		return "", "", err
+	}
+	st, err := sandbox.Apply(log, getenv, sandbox.Permissions{Write: []string{dir}})
+	return st, dir, err
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/plugins/builtin/internal/plugmain"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox"
 	"github.com/hologramagent/hologram/plugins/sdk"
 )
 
@@ -25,9 +26,9 @@ func main() { plugmain.Main("qq", run) }
 // run loads the configuration, listens for the bridge in reverse mode and serves the plugin
 // until the kernel stops it.
 func run(ctx context.Context, log *slog.Logger) error {
-	cfg, err := LoadConfig(os.Getenv, readTokenFile)
+	cfg, _, err := confine(log, os.Getenv)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return err
 	}
 	var ln net.Listener
 	if cfg.Listen != "" {
@@ -38,4 +39,15 @@ func run(ctx context.Context, log *slog.Logger) error {
 	p := newQQ(cfg, NewBridge(log), ln, time.Now).plugin()
 	p.Logger = log
 	return sdk.Serve(ctx, p)
+}
+
+// confine reads the configuration (the token file included) and confines the process with
+// Landlock to the system list: from then on it talks only to the bridge and the kernel.
+func confine(log *slog.Logger, getenv func(string) string) (Config, sandbox.Status, error) {
+	cfg, err := LoadConfig(getenv, readTokenFile)
+	if err != nil {
+		return Config{}, "", fmt.Errorf("configuration: %w", err)
+	}
+	st, err := sandbox.Apply(log, getenv, sandbox.Permissions{})
+	return cfg, st, err
 }

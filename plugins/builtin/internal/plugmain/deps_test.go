@@ -33,7 +33,8 @@ func TestPluginDeps(t *testing.T) {
 			case strings.HasPrefix(d, "github.com/hologramagent/hologram/kernel"),
 				strings.HasPrefix(d, "github.com/hologramagent/hologram/memory"),
 				d == "testing",
-				d == builtin+"internal/plugintest", d == builtin+"internal/hosttest", d == builtin+"internal/clock/clocktest":
+				d == builtin+"internal/plugintest", d == builtin+"internal/hosttest", d == builtin+"internal/clock/clocktest",
+				d == builtin+"internal/sandbox/sandboxtest":
 				t.Errorf("%s links %s", p, d)
 			}
 		}
