@@ -142,6 +142,7 @@ func (a *App) Show() {
 	a.main.SetCloseIntercept(a.closeMain)
 	a.chat = NewChatVM(a.svc, ChatOptions{Trace: a.chatTrace(false)})
 	a.plugins = NewPluginsVM(a.svc)
+	a.plugins.Local = a.o.Remote == ""
 	a.starmap = NewStarMapVM(a.svc, a.trace.emit)
 	a.inspector = NewInspectorVM(a.svc)
 	a.settings = NewSettingsVM(a.svc, a.settingsEnv())

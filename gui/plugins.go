@@ -38,6 +38,9 @@ type PluginsVM struct {
 	// AddName, AddCommand and AddDir are the add form: a name and either an MCP server's
 	// command line (shell-like quoting) or a native plugin's directory on the kernel's machine.
 	AddName, AddCommand, AddDir binding.String
+	// Local says the kernel runs on this machine (its folders can be picked); set before the
+	// view is built.
+	Local bool
 }
 
 // NewPluginsVM returns the plugins view's view-model over svc.

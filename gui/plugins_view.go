@@ -56,6 +56,16 @@ func NewPluginsView(vm *PluginsVM, w fyne.Window) fyne.CanvasObject {
 		})
 	}
 
+	settings := func(name string) {
+		vm.spawn(func(ctx context.Context) {
+			f, old, err := vm.OpenSettings(ctx, name)
+			if err != nil {
+				return
+			}
+			fyne.Do(func() { showPluginSettings(vm, f, old, vm.Local, w) })
+		})
+	}
+
 	body := container.NewVBox(list) // list, then the add card (below)
 	scroll := container.NewVScroll(body)
 	vm.Plugins.AddListener(binding.NewDataListener(func() {
@@ -82,7 +92,13 @@ func NewPluginsView(vm *PluginsVM, w fyne.Window) fyne.CanvasObject {
 				actions = append(actions, restart)
 			}
 			actions = append(actions, toggle, rm)
-			cards = append(cards, pluginCard(p, container.NewHBox(restart, toggle, logBtn, rm)))
+			row := container.NewHBox(restart, toggle, logBtn, rm)
+			if _, ok := vm.settingsService(); ok && p.Builtin {
+				set := widget.NewButtonWithIcon(T("Settings"), theme.SettingsIcon(), func() { settings(name) })
+				actions = append(actions, set)
+				row.Objects = append([]fyne.CanvasObject{set}, row.Objects...)
+			}
+			cards = append(cards, pluginCard(p, row))
 		}
 		list.Objects = cards
 		// The list changed size: lay out what holds it too, or the add card stays where it was

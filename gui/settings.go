@@ -119,7 +119,7 @@ type SettingsVM struct {
 	// Memory is the state of a memory export or import (settings_memory.go).
 	Memory MemoryTransfer
 	// Models is the dense embedding models' state (settings_models.go).
-	Models SettingsModels
+	Models *SettingsModels
 	// Prompt is the base system prompt (settings_prompt.go).
 	Prompt SettingsPrompt
 

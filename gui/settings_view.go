@@ -25,7 +25,7 @@ func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		settingsData(vm),
 		settingsRemotes(vm),
 		settingsMemory(vm, w),
-		settingsModels(vm),
+		settingsModels(vm, w),
 		settingsGeneral(vm),
 	)
 	// One task, one refresh after the other: their bindings update the view, and updates must not

@@ -11,10 +11,10 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 )
 
-// plugin runs `waiter plugin list|add|restart|enable|disable|remove|logs`.
+// plugin runs `waiter plugin list|add|restart|enable|disable|remove|logs|config`.
 func (a *app) plugin(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("plugin needs a subcommand: list, add, restart, enable, disable, remove or logs")
+		return usagef("plugin needs a subcommand: list, add, restart, enable, disable, remove, logs or config")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -24,6 +24,8 @@ func (a *app) plugin(ctx context.Context, args []string) error {
 		return a.pluginAdd(ctx, args)
 	case "logs":
 		return a.pluginLogs(ctx, args)
+	case "config":
+		return a.pluginConfig(ctx, args)
 	case client.PluginRestart, client.PluginEnable, client.PluginDisable, client.PluginRemove, "rm":
 		if sub == "rm" {
 			sub = client.PluginRemove

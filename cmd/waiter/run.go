@@ -56,6 +56,9 @@ commands:
                                           an MCP stdio server (quoted as in a shell) or a native plugin
   plugin restart|enable|disable|remove NAME
   plugin logs NAME [-n N]                 the plugin's stderr
+  plugin config NAME [schema | set KEY VALUE | unset KEY | add KEY VALUE | del KEY VALUE]
+                                          a built-in plugin's settings (its plugin.json's schema);
+                                          a change is checked, written and the plugin restarted
   model list [--json]                     dense embedding models: size, state (active, installed,
                                           partial download), SHA-256 and how it was checked
   model install ID [--json]               download a model (progress on a terminal; resumes)

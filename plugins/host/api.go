@@ -56,6 +56,9 @@ type Manifest struct {
 	// not list keeps what the plugin declares over the protocol, and a tool nobody declares
 	// is owner-only.
 	Tools map[string]ToolDecl `json:"tools,omitempty"`
+	// ConfigSchema is the JSON Schema of a built-in plugin's settings file (an object, one
+	// property per key); the kernel shows, checks and writes the file with it.
+	ConfigSchema json.RawMessage `json:"config_schema,omitempty"`
 }
 
 // ToolDecl is what a manifest declares of one tool.
