@@ -64,34 +64,52 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := k.checkProvider(sess.Model); err != nil {
 		return client.ChatResult{}, err
 	}
-	if err := k.ingest(ctx, sess, prior); err != nil {
-		return client.ChatResult{}, mapErr(err)
-	}
 	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope,
 		Sampling: completion.Sampling(req)}
-	res, err := k.runTurn(ctx, tr, nil, emit)
+	regen, edit, err := k.ingest(ctx, sess, prior, tr.Input)
+	if err != nil {
+		return client.ChatResult{}, mapErr(err)
+	}
+	var move func(context.Context) error // a regenerate or an edit: a new branch, the old one kept
+	if regen != 0 {
+		tr.Input = ""
+	}
+	if regen != 0 || edit != 0 {
+		if tr.Input, tr.Again, move, err = k.admin.BranchMove(ctx, sess.ID, regen, edit, tr.Input, false); err != nil {
+			return client.ChatResult{}, err
+		}
+	}
+	res, err := k.runTurn(ctx, tr, move, emit)
 	return res, completion.UpstreamError(err)
 }
 
-// ingest appends the messages of prior that the session has not stored (completion.Unseen).
-func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client.IngestMessage) error {
+// ingest appends the messages of prior that the session has not stored (completion.Unseen), or
+// returns the stored user message a resent conversation regenerates or edits (completion.Resend;
+// without prior only in a conversation's own session: elsewhere a lone message is a new turn).
+func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client.IngestMessage, last string) (regen, edit int64, err error) {
 	session := sess.ID
-	if len(prior) == 0 {
-		return nil
-	}
 	hist, err := k.store.History(ctx, session, 0)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	var seen []client.IngestMessage
+	var ids []int64
 	for _, e := range hist {
 		if (e.Role == memory.RoleUser || e.Role == memory.RoleAssistant) && len(e.ToolCalls) == 0 && strings.TrimSpace(e.Content) != "" {
-			seen = append(seen, client.IngestMessage{Role: string(e.Role), Content: e.Content})
+			seen, ids = append(seen, client.IngestMessage{Role: string(e.Role), Content: e.Content}), append(ids, e.ID)
+		}
+	}
+	if r, e := completion.Resend(seen, prior, last); len(prior) > 0 || strings.HasPrefix(session, "v1-") {
+		switch {
+		case r >= 0:
+			return ids[r], 0, nil
+		case e >= 0:
+			return 0, ids[e], nil
 		}
 	}
 	unseen := completion.Unseen(seen, prior)
 	if len(unseen) == 0 {
-		return nil
+		return 0, 0, nil
 	}
 	var evs []memory.Event
 	for _, m := range unseen {
@@ -99,5 +117,5 @@ func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client
 			Time: k.clock(), Tokens: llm.EstimateTokens(m.Content)})
 	}
 	_, err = k.store.AppendEvents(ctx, evs)
-	return err
+	return 0, 0, err
 }

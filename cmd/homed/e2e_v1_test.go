@@ -160,6 +160,25 @@ func TestV1WithTheOfficialOpenAIClient(t *testing.T) {
 	if n := e.sessionEvents(conv); n["user: plan a day in Porto"] != 1 || n["assistant: "+reply1] != 1 {
 		t.Fatalf("the conversation as stored: %v", n)
 	}
+	// Regenerate (the same messages resent) and edit (the last question changed): new branches of
+	// the stored conversation, nothing stored twice; the current branch holds the newest.
+	if r := v1Chat(t, base, token, map[string]any{"messages": userMsgs("plan a day in Porto", reply1, "and the evening?")}); r["error"] != nil {
+		t.Fatalf("regenerate: %v", r)
+	}
+	if n := e.sessionEvents(conv); n["user: plan a day in Porto"] != 1 || n["user: and the evening?"] != 1 || len(n) != 4 {
+		t.Fatalf("after a regenerate: %v", n)
+	}
+	if r := v1Chat(t, base, token, map[string]any{"messages": userMsgs("plan a day in Porto", reply1, "and the night?")}); r["error"] != nil {
+		t.Fatalf("edit: %v", r)
+	}
+	if n := e.sessionEvents(conv); n["user: plan a day in Porto"] != 1 || n["user: and the evening?"] != 0 || n["user: and the night?"] != 1 || len(n) != 4 {
+		t.Fatalf("after an edit: %v", n)
+	}
+	var hist []client.Message
+	e.waiterJSON(&hist, "history", "--session", conv, "--json")
+	if last := hist[len(hist)-1]; last.Branch == nil && hist[len(hist)-2].Branch == nil {
+		t.Fatalf("the edited turn is not a branch: %+v", hist[len(hist)-2:])
+	}
 	if r := v1Chat(t, base, token, map[string]any{"messages": userMsgs("plan a day in Lisbon")}); r["error"] != nil {
 		t.Fatalf("new chat: %v", r)
 	}
@@ -240,7 +259,7 @@ func (f *fakeOpenAI) lastRequestWith(t *testing.T, marker string) string {
 	return last
 }
 
-// TestV1RetriesRunTheTurnOnce: the provider is overloaded (HTTP 503); homed answers 503 with
+// TestV1RetriesRunTheTurnOnce: usage is counted, streamed or not; the provider is overloaded (HTTP 503); homed answers 503 with
 // Retry-After, the SDK retries twice with its default settings, and the retries are answered
 // from the first attempt: the turn ran once (one user message stored, the provider asked only by
 // the first attempt's own retries).
@@ -249,6 +268,14 @@ func TestV1RetriesRunTheTurnOnce(t *testing.T) {
 	e := newEnv(t)
 	base, token := v1Homed(t, e, "")
 	e.addProvider(fake.URL(), "sk-v1")
+	// Usage is the provider's (llmtest reports 10 + 5 per call), streamed or not.
+	for _, stream := range []bool{false, true} {
+		r := v1Chat(t, base, token, map[string]any{"user": "erin", "stream": stream, "messages": userMsgs(fmt.Sprint("count my tokens ", stream))})
+		u, _ := r["usage"].(map[string]any)
+		if r["error"] != nil || u["prompt_tokens"] != float64(10) || u["completion_tokens"] != float64(5) || u["total_tokens"] != float64(15) {
+			t.Fatalf("stream %v: usage %v (%v)", stream, u, r)
+		}
+	}
 	before := len(fake.Requests())
 	for range 12 { // the first attempt and the kernel's own retries of it; never the SDK's
 		fake.Script(llmtest.Reply{Status: 503, Message: "overloaded", RetryAfter: "1"})

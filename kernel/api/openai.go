@@ -56,10 +56,13 @@ func validSessionID(id string) bool {
 // completionRequest is the part of an OpenAI chat completion request the kernel reads; other
 // fields are ignored. The tool fields are kept raw only to refuse them.
 type completionRequest struct {
-	Model    string              `json:"model"`
-	Messages []completionMessage `json:"messages"`
-	Stream   bool                `json:"stream"`
-	User     string              `json:"user"`
+	Model         string              `json:"model"`
+	Messages      []completionMessage `json:"messages"`
+	Stream        bool                `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	User string `json:"user"`
 	// Model parameters passed to the provider.
 	MaxTokens           int             `json:"max_tokens"`
 	MaxCompletionTokens int             `json:"max_completion_tokens"`
@@ -314,13 +317,23 @@ type (
 		FinishReason *string    `json:"finish_reason"`
 	}
 	chunk struct {
-		ID      string        `json:"id"`
-		Object  string        `json:"object"`
-		Created int64         `json:"created"`
-		Model   string        `json:"model"`
-		Choices []chunkChoice `json:"choices"`
+		ID      string           `json:"id"`
+		Object  string           `json:"object"`
+		Created int64            `json:"created"`
+		Model   string           `json:"model"`
+		Choices []chunkChoice    `json:"choices"`
+		Usage   *completionUsage `json:"usage,omitempty"` // the last chunk's, with stream_options.include_usage
 	}
 )
+
+// usageOut is a turn's token counts (summed over its LLM calls, as the provider reported them)
+// in OpenAI's shape.
+func usageOut(u *client.Usage) completionUsage {
+	if u == nil {
+		return completionUsage{}
+	}
+	return completionUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+}
 
 // completionID is "chatcmpl-<turn id>", or a random id when the turn has none.
 func completionID(turnID string) string {
@@ -378,7 +391,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		s.completeOnce(w, r, req, model, created)
 		return
 	}
-	s.completeStream(w, r, req, model, created)
+	s.completeStream(w, r, req, model, created, in.StreamOptions != nil && in.StreamOptions.IncludeUsage)
 }
 
 func (s *Server) completeOnce(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64) {
@@ -406,12 +419,13 @@ func (s *Server) completeOnce(w http.ResponseWriter, r *http.Request, req client
 		Created: created,
 		Model:   model,
 		Choices: []completionChoice{{Message: completionMessageOut{Role: "assistant", Content: res.Text}, FinishReason: "stop"}},
+		Usage:   usageOut(res.Usage),
 	})
 }
 
 // completeStream streams OpenAI chunks: one with the role, one per delta, one with
 // finish_reason "stop", then `data: [DONE]`.
-func (s *Server) completeStream(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64) {
+func (s *Server) completeStream(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64, withUsage bool) {
 	st := newSSE(w)
 	stop := s.keepAlive(st)
 	var (
@@ -479,6 +493,10 @@ func (s *Server) completeStream(w http.ResponseWriter, r *http.Request, req clie
 	}
 	stopReason := "stop"
 	send(chunkDelta{}, &stopReason)
+	if withUsage { // as OpenAI: a last chunk with no choices and the usage
+		u := usageOut(res.Usage)
+		st.event("", chunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []chunkChoice{}, Usage: &u})
+	}
 	st.write([]byte("data: [DONE]\n\n"), false)
 	st.close()
 }

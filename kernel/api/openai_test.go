@@ -187,7 +187,7 @@ func TestCompletionsStream(t *testing.T) {
 			{Type: client.EventTurn, TurnID: "t3", Session: "openai"},
 			{Type: client.EventToolCall, Tool: &client.ToolEvent{Name: "x"}},
 			{Type: client.EventDelta, Text: "Hel"}, {Type: client.EventDelta, Text: "lo"}},
-			res: client.ChatResult{TurnID: "t3", Text: "Hello"}, wantDeltas: []string{"Hel", "lo"}},
+			res: client.ChatResult{TurnID: "t3", Text: "Hello", Usage: &client.Usage{PromptTokens: 11, CompletionTokens: 2}}, wantDeltas: []string{"Hel", "lo"}},
 		{name: "no deltas sends the result", events: []client.ChatEvent{{Type: client.EventTurn, TurnID: "t3"}},
 			res: client.ChatResult{TurnID: "t3", Text: "whole"}, wantDeltas: []string{"whole"}},
 		{name: "failure mid-stream", events: []client.ChatEvent{{Type: client.EventTurn, TurnID: "t3"}, {Type: client.EventDelta, Text: "pa"}},
@@ -234,6 +234,14 @@ func TestCompletionsStream(t *testing.T) {
 				last := readChunk(t, br)
 				if last.Choices[0].FinishReason == nil || *last.Choices[0].FinishReason != "stop" || last.Choices[0].Delta.Content != "" {
 					t.Fatalf("last chunk %+v", last)
+				}
+				// stream_options.include_usage: a chunk without choices carries the turn's usage.
+				var u struct {
+					Choices []any           `json:"choices"`
+					Usage   completionUsage `json:"usage"`
+				}
+				if ev := readEvent(t, br); json.Unmarshal([]byte(ev.data), &u) != nil || u.Choices == nil || len(u.Choices) != 0 || u.Usage != usageOut(tt.res.Usage) {
+					t.Fatalf("usage chunk %+v, want %+v", ev, usageOut(tt.res.Usage))
 				}
 				if ev := readEvent(t, br); ev.data != "[DONE]" || ev.name != "" {
 					t.Fatalf("got %+v, want [DONE]", ev)

@@ -34,6 +34,22 @@ func Unseen(seen, prior []client.IngestMessage) []client.IngestMessage {
 	return prior
 }
 
+// Resend says what a request that resends part of the stored conversation asks for: prior (its
+// messages before the last, last) ends where the stored branch (seen) goes on with a user
+// message. If that message is last, the client regenerates its reply (Regenerate: its index in
+// seen); if not, the client edited it (Edit). Both are -1 otherwise: prior is the whole
+// conversation, or not a start of it.
+func Resend(seen, prior []client.IngestMessage, last string) (regenerate, edit int) {
+	k := len(prior)
+	if k >= len(seen) || seen[k].Role != "user" || !same(prior, seen[:k]) {
+		return -1, -1
+	}
+	if strings.TrimSpace(seen[k].Content) == strings.TrimSpace(last) {
+		return k, -1
+	}
+	return -1, k
+}
+
 func same(a, b []client.IngestMessage) bool {
 	for i := range a {
 		if a[i].Role != b[i].Role || strings.TrimSpace(a[i].Content) != strings.TrimSpace(b[i].Content) {

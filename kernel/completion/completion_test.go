@@ -83,3 +83,26 @@ type errDeadline struct{}
 func (errDeadline) Error() string   { return "i/o timeout" }
 func (errDeadline) Timeout() bool   { return true }
 func (errDeadline) Temporary() bool { return true }
+
+// TestResend: a request ending where the stored branch goes on with a user message is a
+// regenerate (the same message) or an edit (another one).
+func TestResend(t *testing.T) {
+	stored := msgs("u1", "a1", "u2", "a2")
+	for _, tc := range []struct {
+		name        string
+		prior       []client.IngestMessage
+		last        string
+		regen, edit int
+	}{
+		{"next turn", stored, "u3", -1, -1},
+		{"regenerate the last reply", msgs("u1", "a1"), "u2", 2, -1},
+		{"regenerate the first", nil, "u1", 0, -1},
+		{"edit the last question", msgs("u1", "a1"), "u2 but shorter", -1, 2},
+		{"edit the first", nil, "something else", -1, 0},
+		{"another conversation", msgs("x", "y"), "u2", -1, -1},
+	} {
+		if r, e := Resend(stored, tc.prior, tc.last); r != tc.regen || e != tc.edit {
+			t.Errorf("%s: Resend = %d, %d; want %d, %d", tc.name, r, e, tc.regen, tc.edit)
+		}
+	}
+}
