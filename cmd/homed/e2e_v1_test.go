@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hologramagent/hologram/kernel/client"
@@ -105,15 +106,18 @@ func (e *env) sessionEvents(id string) map[string]int {
 // origin calls /v1 from chromium, a page on another origin cannot.
 func TestV1WithTheOfficialOpenAIClient(t *testing.T) {
 	fake := startFakeOpenAI(t)
-	page := func(body string) *httptest.Server {
+	var script atomic.Pointer[string] // the page, written once homed's address is known
+	page := func() *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, body)
+			if s := script.Load(); s != nil {
+				fmt.Fprint(w, *s)
+			}
 		}))
 		t.Cleanup(srv.Close)
 		return srv
 	}
-	allowed := page("") // its handler is replaced below, once homed's address is known
+	allowed, other := page(), page()
 	e := newEnv(t)
 	base, token := v1Homed(t, e, fmt.Sprintf("[api]\nallowed_origins = [%q]\n", allowed.URL))
 	e.addProvider(fake.url, "sk-v1")
@@ -220,17 +224,13 @@ func TestV1WithTheOfficialOpenAIClient(t *testing.T) {
 	}
 
 	// A page on the allowed origin calls /v1 from chromium; one on another origin cannot.
-	script := fmt.Sprintf(`<!doctype html><title>v1</title><script>
+	html := fmt.Sprintf(`<!doctype html><title>v1</title><script>
 fetch(%q + "/v1/chat/completions", {method: "POST", headers: {"Authorization": "Bearer %s", "Content-Type": "application/json", "X-Stainless-Retry-Count": "0"},
   body: JSON.stringify({model: "fake-1", user: "webpage", messages: [{role: "user", content: "hello from a page"}]})})
   .then(async r => { window.result = {status: r.status, reply: (await r.json()).choices[0].message.content} })
   .catch(e => { window.result = {error: String(e)} });
 </script>`, base, token)
-	allowed.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, script)
-	})
-	other := page(script)
+	script.Store(&html)
 	if got := openAIJS(t, "page.mjs", allowed.URL); got["status"] != float64(200) || !strings.Contains(fmt.Sprint(got["reply"]), "hello from a page") {
 		t.Fatalf("the allowed page: %v", got)
 	}
