@@ -54,6 +54,7 @@ func inProcessKernel(t *testing.T) *daemon.Daemon {
 
 // iconButtons returns the visible, icon-only buttons with icon res, in window order.
 func iconButtons(w fyne.Window, res fyne.Resource) []*widget.Button {
+	testUI.drain()
 	var out []*widget.Button
 	walkWindow(w, func(o fyne.CanvasObject) {
 		if b, ok := o.(*widget.Button); ok && b.Text == "" && b.Icon != nil && b.Icon.Name() == res.Name() {
@@ -65,6 +66,7 @@ func iconButtons(w fyne.Window, res fyne.Resource) []*widget.Button {
 
 // windowHasLabel reports whether a visible label of the window reads text.
 func windowHasLabel(w fyne.Window, text string) bool {
+	testUI.drain()
 	found := false
 	walkWindow(w, func(o fyne.CanvasObject) {
 		if l, ok := o.(*widget.Label); ok && l.Text == text {
@@ -79,6 +81,7 @@ func waitChat(t *testing.T, vm *gui.ChatVM, what string, cond func(ms []gui.Chat
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
+		testUI.drain()
 		ms := vm.Messages()
 		if !vm.Busy() && cond(ms) {
 			return ms
@@ -94,7 +97,7 @@ func waitChat(t *testing.T, vm *gui.ChatVM, what string, cond func(ms []gui.Chat
 func waitWindow(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
+	for testUI.drain(); !cond(); testUI.drain() {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not shown after 10 s", what)
 		}
@@ -121,7 +124,7 @@ func TestChatBranches(t *testing.T) {
 	if _, err := svc.AddProvider(ctx, client.ProviderConfig{Name: "local", BaseURL: fake.URL(), Model: "qwen2.5"}); err != nil {
 		t.Fatal(err)
 	}
-	test.NewTempApp(t)
+	newQueuedApp(t)
 	win := test.NewTempWindow(t, nil)
 	vm := gui.NewChatVM(svc, gui.ChatOptions{})
 	win.SetContent(gui.NewChatView(vm, win))

@@ -221,6 +221,7 @@ func findIn[T fyne.CanvasObject](t *testing.T, w fyne.Window) T {
 
 // walkWindow visits every visible object of the window's content and overlays (topmost last).
 func walkWindow(w fyne.Window, visit func(fyne.CanvasObject)) {
+	testUI.drain() // what the view models queued for the UI, first (uiqueue_test.go)
 	var walk func(o fyne.CanvasObject)
 	walk = func(o fyne.CanvasObject) {
 		if o == nil || !o.Visible() {

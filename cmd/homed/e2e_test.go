@@ -345,7 +345,8 @@ func TestOpenAICompatibleSessions(t *testing.T) {
 	for _, m := range seen {
 		joined += m.Role + ":" + m.Content + "\n"
 	}
-	for _, want := range []string{"system:be brief", "user:first question", "assistant:PONG first question", "user:second question"} {
+	// The session's instructions follow the base prompt in the system message.
+	for _, want := range []string{"\nbe brief\nuser:first question", "user:first question", "assistant:PONG first question", "user:second question"} {
 		if !strings.Contains(joined, want) {
 			t.Fatalf("LLM prompt lacks %q:\n%s", want, joined)
 		}
