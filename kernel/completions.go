@@ -66,6 +66,9 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	}
 	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope,
 		Sampling: completion.Sampling(req)}
+	for _, t := range req.ClientTools { // the client's own: their calls go back to it (kernel/api)
+		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
+	}
 	regen, edit, err := k.ingest(ctx, sess, prior, tr.Input)
 	if err != nil {
 		return client.ChatResult{}, mapErr(err)

@@ -215,6 +215,18 @@ func TestV1WithTheOfficialOpenAIClient(t *testing.T) {
 		t.Fatalf("the provider got %+v (%v)", sent.Body, err)
 	}
 
+	// Client tools: the model's call of the client's tool comes back to the client, which answers
+	// it in its next request; the same turn then finishes (streamed and not).
+	for _, stream := range []bool{false, true} {
+		q := fmt.Sprintf(`CALL get_weather {"city":"Porto %v"}`, stream)
+		raw, _ := json.Marshal(map[string]any{"text": q, "result": "sunny, 21 C", "stream": stream})
+		r := openAIJS(t, "v1.mjs", base, token, "tools", string(raw))
+		if r["finish"] != "tool_calls" || r["name"] != "get_weather" || !strings.Contains(fmt.Sprint(r["args"]), "Porto") ||
+			r["final_finish"] != "stop" || !strings.Contains(fmt.Sprint(r["reply"]), "sunny, 21 C") {
+			t.Fatalf("client tool round trip (stream %v): %v", stream, r)
+		}
+	}
+
 	// models.retrieve.
 	if m := openAIJS(t, "v1.mjs", base, token, "model", `{"id":"fake-1"}`); m["id"] != "fake-1" {
 		t.Fatalf("models.retrieve fake-1: %v", m)

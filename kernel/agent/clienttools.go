@@ -123,10 +123,12 @@ const maxHiddenTools = 256
 
 // CheckClientTools reports what is wrong with a turn's client tools and hidden tools (a
 // memory.ErrInvalid): too many, a bad or repeated name, parameters that are not a JSON Schema
-// object, or a turn that is not the owner's (a group's turn has no client to run them).
+// object, or hidden tools in a turn that is not the owner's. Client tools run in the client
+// that sent the turn (an editor, an OpenAI client of /v1, an end user's included): whoever asks
+// may have its own client's tools called.
 func CheckClientTools(req TurnRequest) error {
-	if len(req.ClientTools)+len(req.HideTools) > 0 && !OwnerScope(req.Scope) {
-		return fmt.Errorf("client tools and hidden tools are for the owner's sessions only (this one's scope is %s): %w", req.Scope, memory.ErrInvalid)
+	if len(req.HideTools) > 0 && !OwnerScope(req.Scope) {
+		return fmt.Errorf("hidden tools are for the owner's sessions only (this one's scope is %s): %w", req.Scope, memory.ErrInvalid)
 	}
 	if _, err := clientSpecs(req.ClientTools, req.HideTools, nil); err != nil {
 		return fmt.Errorf("%w: %w", err, memory.ErrInvalid)
@@ -182,7 +184,7 @@ func (t *turn) clientEntries() (map[string]toolEntry, error) {
 	}
 	out := make(map[string]toolEntry, len(specs))
 	for _, spec := range specs {
-		out[spec.Name] = toolEntry{tool: clientTool{a: t.a, turn: t.req.TurnID, spec: spec, emit: t.emit}, spec: spec, source: "client", vis: VisibilityOwner}
+		out[spec.Name] = toolEntry{tool: clientTool{a: t.a, turn: t.req.TurnID, spec: spec, emit: t.emit}, spec: spec, source: "client", vis: VisibilityAny}
 	}
 	return out, nil
 }

@@ -176,7 +176,7 @@ func TestCheckClientTools(t *testing.T) {
 	}{
 		{"none in a group", TurnRequest{Scope: group}, ""},
 		{"owner", TurnRequest{ClientTools: []ClientTool{tool}, HideTools: []string{"files_read"}}, ""},
-		{"group", TurnRequest{Scope: group, ClientTools: []ClientTool{tool}}, "owner's sessions only"},
+		{"group's own client's tools", TurnRequest{Scope: group, ClientTools: []ClientTool{tool}}, ""}, // run by the asker's client
 		{"group hides", TurnRequest{Scope: group, HideTools: []string{"files_read"}}, "owner's sessions only"},
 		{"too many hidden", TurnRequest{HideTools: many}, "hidden tools, at most"},
 		{"too many tools", TurnRequest{ClientTools: make([]ClientTool, MaxClientTools+1)}, "client tools, at most"},

@@ -77,8 +77,9 @@ type completionRequest struct {
 }
 
 type completionMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"` // a tool message's: the call it answers
 }
 
 type contentPart struct {
@@ -132,11 +133,11 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 	refused := []struct {
 		name string
 		raw  json.RawMessage
-	}{{"tools", in.Tools}, {"functions", in.Functions}, {"tool_choice", in.ToolChoice}, {"function_call", in.FunctionCall}}
+	}{{"functions", in.Functions}, {"function_call", in.FunctionCall}}
 	for _, f := range refused {
 		if present(f.raw) {
 			return client.CompletionRequest{}, f.name, fmt.Errorf(
-				"%s is not supported: the kernel uses its own tools; send the request without %s", f.name, f.name)
+				"%s is not supported (the legacy form): send tools and tool_choice instead", f.name)
 		}
 	}
 	session, param := conversationSession(in.Model, in.Messages), "user"
@@ -160,9 +161,11 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 		case "system", "user", "assistant":
 		case "developer":
 			role = "system"
+		case "tool": // a client tool's result, recorded by the turn that called it (v1tools.go)
+			continue
 		default:
 			return client.CompletionRequest{}, fmt.Sprintf("messages[%d].role", i),
-				fmt.Errorf("messages[%d]: role %q is not supported (system, developer, user or assistant)", i, m.Role)
+				fmt.Errorf("messages[%d]: role %q is not supported (system, developer, user, assistant or tool)", i, m.Role)
 		}
 		text, err := flattenContent(m.Content)
 		if err != nil {
@@ -174,6 +177,9 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 		return client.CompletionRequest{}, "messages", fmt.Errorf("the last message must have role user, not %q", last.Role)
 	}
 	if param, err := parseSampling(in, &out); err != nil {
+		return client.CompletionRequest{}, param, err
+	}
+	if param, err := parseClientTools(in, &out); err != nil {
 		return client.CompletionRequest{}, param, err
 	}
 	return out, "", nil
@@ -285,8 +291,9 @@ func clipModel(id string) string {
 // OpenAI answer shapes.
 type (
 	completionMessageOut struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+		Role      string               `json:"role"`
+		Content   string               `json:"content"`
+		ToolCalls []completionToolCall `json:"tool_calls,omitempty"`
 	}
 	completionChoice struct {
 		Index        int                  `json:"index"`
@@ -307,9 +314,10 @@ type (
 		Usage   completionUsage    `json:"usage"`
 	}
 	chunkDelta struct {
-		Role             string `json:"role,omitempty"`
-		Content          string `json:"content,omitempty"`
-		ReasoningContent string `json:"reasoning_content,omitempty"`
+		Role             string               `json:"role,omitempty"`
+		Content          string               `json:"content,omitempty"`
+		ReasoningContent string               `json:"reasoning_content,omitempty"`
+		ToolCalls        []completionToolCall `json:"tool_calls,omitempty"`
 	}
 	chunkChoice struct {
 		Index        int        `json:"index"`
@@ -377,6 +385,15 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, err.status, err.msg, "")
 		return
 	}
+	withUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
+	if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == "tool" { // client tool results (v1tools.go)
+		model := in.Model
+		if model == "" {
+			model = "hologram"
+		}
+		s.continueWithTools(w, r, in, model, time.Now().Unix(), withUsage)
+		return
+	}
 	req, param, err := parseCompletion(in, r.Header.Get(sessionHeader))
 	if err != nil {
 		writeOpenAIError(w, http.StatusBadRequest, err.Error(), param)
@@ -387,11 +404,15 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		model = "hologram"
 	}
 	created := time.Now().Unix()
+	if len(req.ClientTools) > 0 {
+		s.completeWithTools(w, r, req, model, created, in.Stream, withUsage)
+		return
+	}
 	if !in.Stream {
 		s.completeOnce(w, r, req, model, created)
 		return
 	}
-	s.completeStream(w, r, req, model, created, in.StreamOptions != nil && in.StreamOptions.IncludeUsage)
+	s.completeStream(w, r, req, model, created, withUsage)
 }
 
 func (s *Server) completeOnce(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64) {

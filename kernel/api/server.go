@@ -85,6 +85,8 @@ type Server struct {
 	closed  bool
 	// replay answers retried /v1 requests from their first attempt (replay.go).
 	replay replayCache
+	// v1turns are the /v1 turns waiting for their client's tool results (v1tools.go).
+	v1turns v1Turns
 }
 
 // New returns a Server for b. It does not listen; see [Server.ServeUnix] and [Server.ServeTCP].

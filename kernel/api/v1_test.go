@@ -115,3 +115,19 @@ func TestModelByID(t *testing.T) {
 		}
 	}
 }
+
+// TestToolResultsWithoutATurn: tool results that answer no waiting call are 409, naming what to
+// do; nothing reaches the backend.
+func TestToolResultsWithoutATurn(t *testing.T) {
+	var turns atomic.Int32
+	s := New(&fakeBackend{complete: func(context.Context, client.CompletionRequest, func(client.ChatEvent)) (client.ChatResult, error) {
+		turns.Add(1)
+		return client.ChatResult{}, nil
+	}}, Options{})
+	sv := serveUnix(t, s, "")
+	body := `{"messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_9","content":"sunny"}]}`
+	resp, out := sv.do(t, "POST", "/v1/chat/completions", body, nil)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(out, "answers no waiting call") || turns.Load() != 0 {
+		t.Fatalf("%d %s (%d turns)", resp.StatusCode, out, turns.Load())
+	}
+}

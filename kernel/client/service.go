@@ -558,6 +558,9 @@ type CompletionRequest struct {
 	TopP           *float64        `json:"top_p,omitempty"`
 	Stop           []string        `json:"stop,omitempty"`
 	ResponseSchema json.RawMessage `json:"response_schema,omitempty"` // from response_format json_schema / json_object
+	// ClientTools are the client's own tools (OpenAI `tools`): offered to the model beside the
+	// agent's, their calls returned to the client, never run by the kernel.
+	ClientTools []ClientTool `json:"client_tools,omitempty"`
 }
 
 // IngestMessage is one message of a CompletionRequest with its content flattened to text.

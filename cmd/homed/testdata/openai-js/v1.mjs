@@ -7,6 +7,9 @@
 //        (params: more request fields, e.g. max_tokens); prints
 //        {reply, usage, id, status?, error?} (status and error when the SDK gave up)
 //   model {"id"}                                             models.retrieve; {id} or {status}
+//   tools {"text", "result", "stream"?}   a client tool round trip as an app does it: the text
+//        with a get_weather tool; the model's call answered with result; prints {finish, name,
+//        args, reply, final_finish}
 import OpenAI from "openai";
 
 const [base, token, step, arg] = process.argv.slice(2);
@@ -30,6 +33,26 @@ try {
       const r = await client.chat.completions.create(req);
       out({ reply: r.choices[0].message.content, usage: r.usage, id: r.id });
     }
+  } else if (step === "tools") {
+    const tools = [{ type: "function", function: { name: "get_weather", description: "The weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+    const messages = [{ role: "user", content: opts.text }];
+    const ask = async () => {
+      if (!opts.stream) {
+        const r = await client.chat.completions.create({ model: "fake-1", messages, tools });
+        return { message: r.choices[0].message, finish: r.choices[0].finish_reason };
+      }
+      const s = client.chat.completions.stream({ model: "fake-1", messages, tools });
+      const r = await s.finalChatCompletion();
+      return { message: r.choices[0].message, finish: r.choices[0].finish_reason };
+    };
+    const first = await ask();
+    const call = (first.message.tool_calls || [])[0];
+    if (!call) { out({ finish: first.finish, reply: first.message.content }); process.exit(0); }
+    messages.push(first.message);
+    messages.push({ role: "tool", tool_call_id: call.id, content: opts.result });
+    const second = await ask();
+    out({ finish: first.finish, name: call.function.name, args: call.function.arguments, reply: second.message.content, final_finish: second.finish });
   } else if (step === "model") {
     const m = await client.models.retrieve(opts.id);
     out({ id: m.id });
