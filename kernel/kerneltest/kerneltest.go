@@ -359,8 +359,8 @@ func testCancel(t *testing.T, s client.Service) {
 	}
 	// The session still works and the history the LLM sees is well paired.
 	if res, err := s.Chat(ctx, client.ChatRequest{Input: "after cancel"}, nil); err != nil || res.Text != "PONG after cancel" {
-		for _, r := range fake.Requests() {
-			t.Logf("DEBUG req %s %d msgs: %+v", r.Path, len(r.Messages), r.Messages)
+		for _, r := range fake.Requests() { // which request took which scripted reply
+			t.Logf("provider request %s, %d messages: %+v", r.Path, len(r.Messages), r.Messages)
 		}
 		t.Fatalf("after cancel: %+v %v", res, err)
 	}
