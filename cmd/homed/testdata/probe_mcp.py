@@ -64,9 +64,10 @@ def orphan(sock_path, approval):
     pid = os.fork()
     if pid == 0:  # the child: forks the grandchild and exits at once
         os.close(r)
-        if os.fork() == 0:  # the grandchild: waits until orphaned, then tries
-            for _ in range(200):
-                if os.getppid() != pid:
+        child = os.getpid()
+        if os.fork() == 0:  # the grandchild: waits until orphaned (its parent, the child, gone), then tries
+            for _ in range(500):
+                if os.getppid() != child:
                     break
                 time.sleep(0.01)
             res = {"ppid": os.getppid(), "attempts": attempts(sock_path, approval)}
