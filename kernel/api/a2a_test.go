@@ -48,8 +48,8 @@ func (f *fakeA2A) RemoveA2APeer(_ context.Context, name string) error {
 func TestA2AMount(t *testing.T) {
 	const owner = "owner-token"
 	s := New(&fakeBackend{}, Options{Token: owner, A2A: &fakeA2A{peers: map[string]bool{}}})
+	unix := serveUnix(t, s, "") // first: it sets the listening hook the TCP server then reads
 	tcp := serveTCP(t, s, nil, nil)
-	unix := serveUnix(t, s, "")
 	cases := []struct {
 		name   string
 		sv     *served
