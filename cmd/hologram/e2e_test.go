@@ -312,7 +312,13 @@ func (g *running) wait() int {
 	select {
 	case <-g.done:
 	case <-time.After(waitLong):
-		g.t.Fatalf("the app did not exit:\n%s", g.out)
+		// SIGQUIT makes the Go runtime print every goroutine's stack: what it waits for.
+		g.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-g.done:
+		case <-time.After(5 * time.Second):
+		}
+		g.t.Fatalf("the app did not exit (its goroutines, after SIGQUIT, at the end):\n%s", g.out)
 	}
 	if strings.Contains(g.out.String(), "panic:") || strings.Contains(g.out.String(), "SIGSEGV") {
 		g.t.Fatalf("the app panicked:\n%s", g.out)
