@@ -26,12 +26,14 @@ const (
 	replayTTL      = 10 * time.Minute // how long a first attempt is kept for its retries
 	replayEntries  = 128              // first attempts kept at most (the oldest go first)
 	replayMaxBytes = 4 << 20          // a longer answer is not kept: its retry runs again
+	replayBudget   = 32 << 20         // all the answers kept (the oldest go first past it)
 )
 
 type replayCache struct {
 	mu      sync.Mutex
 	entries map[string]*replayEntry
 	order   []string // keys, oldest first
+	size    int      // bytes of the answers kept
 }
 
 type replayEntry struct {
@@ -41,6 +43,7 @@ type replayEntry struct {
 	status int
 	header http.Header
 	body   []byte
+	kept   int // bytes counted in the cache's size (set under its lock)
 }
 
 // replayKey is the key of a request, "" when it is neither keyed nor counted; fresh says it is
@@ -73,15 +76,16 @@ func (c *replayCache) begin(key string, fresh bool, now time.Time) (*replayEntry
 	}
 	for len(c.order) > 0 {
 		e := c.entries[c.order[0]]
-		if e != nil && len(c.order) <= replayEntries && now.Sub(e.at) < replayTTL {
+		if e != nil && len(c.order) <= replayEntries && c.size <= replayBudget && now.Sub(e.at) < replayTTL {
 			break
 		}
-		delete(c.entries, c.order[0])
+		c.forget(c.order[0])
 		c.order = c.order[1:]
 	}
 	if e, ok := c.entries[key]; ok && !fresh {
 		return e, false
 	} else if ok {
+		c.forget(key)
 		c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
 	}
 	e := &replayEntry{done: make(chan struct{}), at: now}
@@ -90,19 +94,30 @@ func (c *replayCache) begin(key string, fresh bool, now time.Time) (*replayEntry
 	return e, true
 }
 
+// forget drops the entry of key and its bytes; c.mu must be held.
+func (c *replayCache) forget(key string) {
+	if e := c.entries[key]; e != nil {
+		c.size -= e.kept
+	}
+	delete(c.entries, key)
+}
+
 // finish records the first attempt's answer (kept only when ok) and releases its retries. An
 // answer not kept is forgotten, so that a later retry runs the turn.
 func (c *replayCache) finish(key string, e *replayEntry, rec *replayWriter, ok bool) {
 	e.ok = ok && !rec.overflow
-	if e.ok {
+	c.mu.Lock()
+	switch {
+	case e.ok:
 		e.status, e.header, e.body = rec.code(), rec.Header().Clone(), rec.buf.Bytes()
-	} else {
-		c.mu.Lock()
-		if c.entries[key] == e {
-			delete(c.entries, key)
+		if c.entries[key] == e { // still kept (not evicted or replaced meanwhile)
+			e.kept = len(e.body)
+			c.size += e.kept
 		}
-		c.mu.Unlock()
+	case c.entries[key] == e:
+		c.forget(key)
 	}
+	c.mu.Unlock()
 	close(e.done)
 }
 
