@@ -173,8 +173,9 @@ func (a *App) Close() {
 	a.closed = true
 	a.mu.Unlock()
 	a.cancel()
-	a.wg.Wait()
-	var waits []func()
+	// The app's own goroutines end with a.ctx, but one may be waiting on the UI loop that
+	// has just stopped: like the view models' calls, they are waited for at most closeGrace.
+	waits := []func(){a.wg.Wait}
 	for _, vm := range []*ChatVM{a.chat, a.quickVM} {
 		if vm != nil {
 			waits = append(waits, vm.Wait)

@@ -100,7 +100,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	// SIGTERM/SIGINT quit cleanly from the start (Fyne's own handler is registered by a goroutine
-	// of Run, which a signal can beat): the app quits as soon as its loop runs.
+	// of Run, which a signal can beat): the app quits as soon as its loop runs. It stops the
+	// driver's loop as Fyne's handler does, not fyne.App.Quit: when Fyne's handler wins, the loop
+	// has ended and fyne.Do runs the call on this goroutine, where App.Quit would close windows
+	// through GLFW after it terminated (the app then hung instead of exiting). Driver.Quit is a
+	// no-op once the loop stopped.
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigc)
@@ -108,7 +112,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	go func() {
 		<-sigc
 		fa := <-appc
-		fyne.Do(fa.Quit)
+		fyne.Do(fa.Driver().Quit)
 	}()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	slog.SetDefault(log)

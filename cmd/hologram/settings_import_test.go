@@ -179,6 +179,10 @@ func waitStatus(t *testing.T, vm *gui.SettingsVM, prefix string) string {
 	for {
 		status, _ := vm.Memory.Status.Text.Get()
 		if strings.HasPrefix(status, prefix) || strings.Contains(status, "failed") {
+			// The task that set it may still be resetting the progress bindings on its way
+			// out (the test driver runs their listeners on that goroutine): let it finish
+			// before the test taps the next button.
+			vm.Wait()
 			return status
 		}
 		if time.Now().After(deadline) {

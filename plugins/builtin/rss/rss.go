@@ -115,7 +115,10 @@ func (r *rss) Tick(ctx context.Context) time.Time {
 		if r.Paused() || ctx.Err() != nil {
 			return time.Time{}
 		}
-		rep, err := r.Fetch(ctx, api, f.URL)
+		rep, err := r.fetch(ctx, api, f.URL, now)
+		if errors.Is(err, errNotDue) {
+			continue // fetched by a tool call since the list was read
+		}
 		if err != nil {
 			log.Warn("feed fetch failed", "url", f.URL, "err", err, "failures", rep.Failures, "next", rep.Next.Format(time.RFC3339))
 			continue
@@ -224,12 +227,25 @@ func itemText(it *gofeed.Item) string {
 // ones store at most maxPerFetch. The feed's state (validators, next fetch, backoff) is saved
 // either way.
 func (r *rss) Fetch(ctx context.Context, api KernelAPI, url string) (Report, error) {
+	return r.fetch(ctx, api, url, time.Time{})
+}
+
+// errNotDue is fetch's answer when the feed is no longer due at the time the scheduler asked.
+var errNotDue = errors.New("not due")
+
+// fetch is Fetch; with a non-zero due it fetches only when the feed is still due then, read
+// under the fetch lock, so a tick that listed the feeds before a tool call fetched one (or
+// while a subscription was being fetched for the first time) does not fetch it twice.
+func (r *rss) fetch(ctx context.Context, api KernelAPI, url string, due time.Time) (Report, error) {
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
 	_, log, _ := r.state()
 	f, err := r.store.Get(url)
 	if err != nil {
 		return Report{}, err
+	}
+	if !due.IsZero() && (f.NextFetch.After(due)) {
+		return Report{}, errNotDue
 	}
 	now := r.clock.Now()
 	res, err := r.fetcher.Fetch(ctx, f.URL, f.ETag, f.LastModified, now)
@@ -416,7 +432,9 @@ func (r *rss) subscribe(toolCtx context.Context, k *sdk.Kernel, args json.RawMes
 	if len(r.store.List()) >= maxFeeds {
 		return sdk.Result{}, fmt.Errorf("already %d subscriptions, the most this plugin keeps", maxFeeds)
 	}
-	f := &Feed{URL: u.String(), Title: strings.TrimSpace(a.Title), Interval: interval, Added: r.clock.Now()}
+	// Not due for the scheduler while this call fetches it the first time.
+	now := r.clock.Now()
+	f := &Feed{URL: u.String(), Title: strings.TrimSpace(a.Title), Interval: interval, Added: now, NextFetch: now.Add(interval)}
 	if err := r.store.Put(f); err != nil {
 		return sdk.Result{}, err
 	}
