@@ -12,6 +12,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/hosttest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 
 // TestConfinedThroughKernel runs the built plugin under the real host and kernel with a home
@@ -42,8 +43,9 @@ func TestConfinedThroughKernel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(conf, "plugins", "shell.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tk.RunPlugin(t, "shell", hosttest.Build(t), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+	p := tk.RunPlugin(t, "shell", hosttest.Build(t), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "HOLOGRAM_DATA_DIR="+data, "HOLOGRAM_CONFIG_DIR="+conf)
+	sandboxtest.CheckProcess(t, p.PID)
 
 	// The owner approves every command while the turns run.
 	ctx, cancel := context.WithCancel(hosttest.Context(t))

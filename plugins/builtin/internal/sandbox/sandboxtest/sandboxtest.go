@@ -208,3 +208,19 @@ func lastLine(s, prefix string) string {
 	}
 	return ""
 }
+
+// CheckProcess checks that the running plugin process pid loaded the seccomp filter (its
+// /proc status says filter mode, with no_new_privs, which Landlock needs too): the plugin's
+// main confined itself.
+func CheckProcess(t testing.TB, pid int) {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("the plugin process: %v", err)
+	}
+	for _, want := range []string{"\nNoNewPrivs:\t1\n", "\nSeccomp:\t2\n"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the plugin process %d is not confined: its status lacks %q\n%s", pid, strings.TrimSpace(want), raw)
+		}
+	}
+}
