@@ -107,6 +107,10 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.prep.dir
 	cmd.Env = append(os.Environ(), p.prep.spec.Env...)
+	if p.native() {
+		perms, _ := json.Marshal(p.prep.perms) // plain data: cannot fail
+		cmd.Env = append(cmd.Env, protocol.EnvPermissions+"="+string(perms))
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if reg != nil {
 		cmd.ExtraFiles = reg.ChildFiles() // fds 3, 4, 5

@@ -68,6 +68,9 @@ func TestConfinedThroughKernel(t *testing.T) {
 		{"echo", `{"argv":["echo","hello from the box"]}`, "ok", []string{"exit 0", "hello from the box"}},
 		{"write in the root", `{"argv":["touch","made.txt"]}`, "ok", []string{"exit 0"}},
 		{"TMPDIR is private and writable", `{"command":"echo tmp=$TMPDIR; mktemp"}`, "ok", []string{"tmp=" + filepath.Join(data, "shell", "tmp") + "\n", filepath.Join(data, "shell", "tmp") + "/tmp."}},
+		// Writable only because plugin.json declares ${HOLOGRAM_DATA_DIR}/shell: the host
+		// expands it and passes it on (HOLOGRAM_PERMISSIONS), the plugin confines itself to it.
+		{"a path the manifest declares", `{"argv":["touch","` + filepath.Join(data, "shell", "declared.txt") + `"]}`, "ok", []string{"exit 0"}},
 		{"the key", `{"argv":["cat","` + key + `"]}`, "error", []string{"exit 1", "Permission denied"}},
 		{"write outside", `{"argv":["touch","` + filepath.Join(outside, "planted") + `"]}`, "error", []string{"exit 1", "Permission denied"}},
 		{"a shell line reading the home", `{"command":"cat ~/.config/hologram/key || ls ~"}`, "error", []string{"Permission denied"}},

@@ -15,12 +15,14 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/hologramagent/hologram/plugins/protocol"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -79,12 +81,17 @@ const (
 	Off         Status = "off"         // HOLOGRAM_LANDLOCK=off
 )
 
-// Apply confines the calling process (every thread) to p with Landlock, then loads the seccomp
+// Apply confines the calling process (every thread) to p and what its manifest declares
+// ([Declared]) with Landlock, then loads the seccomp
 // filter that refuses [Denied] (unless HOLOGRAM_SECCOMP=off). It returns Unavailable or Off,
 // logged at warn, when Landlock confines nothing; an error only when Landlock or seccomp is
 // there and refused the rules.
 func Apply(log *slog.Logger, getenv func(string) string, p Permissions) (Status, error) {
-	st, err := applyLandlock(log, getenv, p)
+	declared, err := Declared(getenv)
+	if err != nil {
+		return "", err
+	}
+	st, err := applyLandlock(log, getenv, declared.With(p))
 	if err != nil {
 		return st, err
 	}
@@ -142,4 +149,33 @@ func readRule(path string) landlock.Rule {
 		return landlock.ROFiles(path).IgnoreIfMissing()
 	}
 	return landlock.RODirs(path).IgnoreIfMissing()
+}
+
+// Declared are the permissions of the plugin's manifest as the host passes them, expanded
+// ($HOLOGRAM_PERMISSIONS, protocol.EnvPermissions): its paths by access, and the network. None
+// when the plugin runs without the host; a value that does not parse is an error.
+func Declared(getenv func(string) string) (Permissions, error) {
+	raw := getenv(protocol.EnvPermissions)
+	if raw == "" {
+		return Permissions{}, nil
+	}
+	var m protocol.Permissions
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return Permissions{}, fmt.Errorf("%s from the host: %w", protocol.EnvPermissions, err)
+	}
+	p := Permissions{Network: m.Network}
+	for _, pp := range m.Paths {
+		if !filepath.IsAbs(pp.Path) {
+			return Permissions{}, fmt.Errorf("%s from the host: path %q is not expanded", protocol.EnvPermissions, pp.Path)
+		}
+		switch pp.Access {
+		case protocol.AccessRead:
+			p.Read = append(p.Read, pp.Path)
+		case protocol.AccessWrite:
+			p.Write = append(p.Write, pp.Path)
+		case protocol.AccessExec:
+			p.Exec = append(p.Exec, pp.Path)
+		}
+	}
+	return p, nil
 }
