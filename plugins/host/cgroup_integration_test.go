@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,6 +83,51 @@ func TestCgroupKillsWhatLeftTheGroup(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCgroupSweep: a cgroup left by a host that died (its pid is gone) is killed and removed
+// when the next host makes its first plugin cgroup; one whose host still runs is kept.
+func TestCgroupSweep(t *testing.T) {
+	parent, err := ownCgroup()
+	if err != nil || os.Mkdir(filepath.Join(parent, "hologram-sweep-probe"), 0o755) != nil {
+		if os.Getenv("HOLOGRAM_CI") == "1" {
+			t.Fatalf("no writable cgroup v2 here, which CI provides (root): %v", err)
+		}
+		t.Skip("no writable cgroup v2 on this machine: the sweep is not tested")
+	}
+	os.Remove(filepath.Join(parent, "hologram-sweep-probe"))
+	// A pid that is surely free: a child that has exited and been reaped.
+	c := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(parent, "hologram-"+strconv.Itoa(c.Process.Pid)+"-old-1")
+	alive := filepath.Join(parent, "hologram-1-init-1") // pid 1 always runs
+	for _, d := range []string{dead, alive} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Remove(dead); os.Remove(alive) })
+	sleeper := exec.Command("sleep", "300")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
+	if err := os.WriteFile(filepath.Join(dead, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil)
+	e.add(t, mcpSpec(t, "p", "normal"))
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the dead host's cgroup is still there: %v", err)
+	}
+	if err := sleeper.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("the process in the dead host's cgroup: %v, want killed", err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("a running host's cgroup was removed: %v", err)
 	}
 }
 

@@ -55,6 +55,25 @@ func (cs *cgroups) probe(h *Host) {
 	}
 	cs.parent = parent
 	h.log.Debug("plugins run in cgroups of their own", "parent", parent)
+	cs.sweep(h)
+}
+
+// sweep kills and removes the cgroups a host that is no longer running left behind (killed
+// before it could stop its plugins): what a plugin started there dies now.
+func (cs *cgroups) sweep(h *Host) {
+	dirs, _ := filepath.Glob(filepath.Join(cs.parent, "hologram-*-*"))
+	for _, dir := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(dir), "hologram-"), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // not ours to judge, or its host still runs
+		}
+		if err := (&cgroup{path: dir, fd: -1}).remove(time.Second); err != nil {
+			h.log.Warn("removing a cgroup left by an earlier host", "cgroup", dir, "err", err)
+		} else {
+			h.log.Info("removed a cgroup left by an earlier host", "cgroup", dir)
+		}
+	}
 }
 
 // create makes the cgroup for one start of plugin name; nil when cgroups are unavailable.
