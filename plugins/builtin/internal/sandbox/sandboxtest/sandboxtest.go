@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"testing"
 
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox"
+	"github.com/hologramagent/hologram/plugins/protocol"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 const childEnv = "HOLOGRAM_SANDBOXTEST_CHILD"
@@ -42,6 +45,7 @@ type result struct {
 	CmdInside string `json:"cmd_inside"`
 	CmdKey    string `json:"cmd_key"`
 	CmdOut    string `json:"cmd_out"`
+	Dial      string `json:"dial"` // a TCP connection to the test's listener
 	Err       string `json:"err"`
 }
 
@@ -74,8 +78,24 @@ func check(t *testing.T, confine Confine, commands bool) {
 			}
 			outside := filepath.Join(home, "elsewhere")
 			os.MkdirAll(outside, 0o700)
+			declared, network := manifestPermissions(t, home)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					c.Close()
+				}
+			}()
 			cmd := exec.Command(os.Args[0], "-test.run=^"+strings.Split(t.Name(), "/")[0]+"$", "-test.count=1")
-			cmd.Env = append(os.Environ(), childEnv+"=1", "HOME="+home,
+			cmd.Env = append(os.Environ(), childEnv+"=1", "HOME="+home, protocol.EnvPermissions+"="+declared,
+				"HOLOGRAM_SANDBOXTEST_ADDR="+ln.Addr().String(),
 				"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
 				"HOLOGRAM_SANDBOXTEST_OUTSIDE="+outside, sandbox.Env+"="+tc.switchVal, sandbox.SeccompEnv+"="+tc.switchVal)
 			out, err := cmd.Output()
@@ -96,14 +116,20 @@ func check(t *testing.T, confine Confine, commands bool) {
 			if commands && r.CmdInside != "" {
 				t.Fatalf("a program the plugin runs cannot work in its directory: %s", r.CmdInside)
 			}
+			if network && r.Dial != "" {
+				t.Errorf("plugin.json says network, yet a TCP connection failed: %s", r.Dial)
+			}
 			if !tc.confined {
-				if r.Status != sandbox.Off || r.ReadKey != "" || r.WriteOut != "" || r.Unshare != "" || !strings.Contains(r.Ptrace, "no such process") {
+				if r.Status != sandbox.Off || r.ReadKey != "" || r.WriteOut != "" || r.Unshare != "" || !strings.Contains(r.Ptrace, "no such process") || r.Dial != "" {
 					t.Fatalf("switched off: %+v (the probes must succeed unconfined)", r)
 				}
 				if commands && (r.CmdKey != "" || r.CmdOut != "") {
 					t.Fatalf("switched off, the programs' probes fail: key %q, outside %q", r.CmdKey, r.CmdOut)
 				}
 				return
+			}
+			if abi, _ := llsys.LandlockGetABIVersion(); !network && abi >= 4 && !strings.Contains(r.Dial, "permission denied") {
+				t.Errorf("plugin.json says no network, yet a TCP connection: %q, want permission denied", r.Dial)
 			}
 			for name, got := range map[string]string{"ptrace": r.Ptrace, "unshare": r.Unshare} {
 				if !strings.Contains(got, "operation not permitted") {
@@ -161,6 +187,11 @@ func child(confine Confine, commands bool) {
 	}
 	_, err = os.ReadFile(filepath.Join(os.Getenv("HOME"), ".config", "hologram", "key"))
 	r.ReadKey = errText(err)
+	if c, err := net.Dial("tcp", os.Getenv("HOLOGRAM_SANDBOXTEST_ADDR")); err == nil {
+		c.Close()
+	} else {
+		r.Dial = errText(err)
+	}
 	outside := os.Getenv("HOLOGRAM_SANDBOXTEST_OUTSIDE")
 	r.WriteOut = errText(os.WriteFile(filepath.Join(outside, "planted"), []byte("x"), 0o600))
 	runtime.LockOSThread() // unshare acts on the calling thread only; with 0 it changes nothing
@@ -189,6 +220,30 @@ func child(confine Confine, commands bool) {
 	_, err = os.ReadFile(probe)
 	r.ReadInside = errText(err)
 	os.Remove(probe)
+}
+
+// manifestPermissions reads the plugin's plugin.json (the test runs in its package directory)
+// and expands its permissions as the host would for a kernel whose data and config directories
+// are the XDG ones under home: what the host passes in HOLOGRAM_PERMISSIONS, and its network.
+func manifestPermissions(t *testing.T, home string) (string, bool) {
+	t.Helper()
+	raw, err := os.ReadFile("plugin.json")
+	if err != nil {
+		t.Fatalf("the plugin's manifest: %v", err)
+	}
+	var m struct{ Permissions protocol.Permissions }
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("plugin.json: %v", err)
+	}
+	wd, _ := os.Getwd()
+	vars := map[string]string{protocol.VarHome: home, protocol.VarPluginDir: wd,
+		protocol.VarDataDir: filepath.Join(home, ".local", "share", "hologram"), protocol.VarConfigDir: filepath.Join(home, ".config", "hologram")}
+	p, err := m.Permissions.Expand(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(p)
+	return string(b), p.Network
 }
 
 // errnoErr is nil for 0, else errno itself.
