@@ -36,7 +36,8 @@ func run(ctx context.Context, log *slog.Logger) error {
 // confine loads the configuration, empties the plugin's private temporary directory (the
 // commands' TMPDIR) and confines the process with Landlock and seccomp; the commands it runs
 // inherit both. They may read and execute the system's programs and libraries ([sandbox.Commands])
-// and the absolute programs of the allow-list, write only the roots and the temporary
+// and the absolute programs of the allow-list (and git's own settings, ~/.gitconfig and
+// ~/.config/git, read only), write only the roots and the temporary
 // directory, and use the network (an allowed curl or git fetch needs it). The owner's key file,
 // the kernel's database and the rest of $HOME stay out of reach.
 func confine(log *slog.Logger, getenv func(string) string) (*shell, sandbox.Status, error) {
@@ -56,6 +57,9 @@ func confine(log *slog.Logger, getenv func(string) string) (*shell, sandbox.Stat
 	}
 	s.tmp = cfg.tmp
 	own := sandbox.Permissions{Write: append(slices.Clone(s.roots), cfg.tmp), Network: true}
+	if filepath.IsAbs(cfg.home) { // git dies on a config file it may not read
+		own.Read = append(own.Read, filepath.Join(cfg.home, ".gitconfig"), filepath.Join(cfg.home, ".config", "git"))
+	}
 	for _, a := range cfg.Allow {
 		if filepath.IsAbs(a.Program) {
 			own.Read = append(own.Read, a.Program)

@@ -34,6 +34,9 @@ func TestConfinedThroughKernel(t *testing.T) {
 	if err := os.WriteFile(key, []byte("v1 deadbeef SECRET-MASTER-KEY\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Ann Owner\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(root, "kite.txt"), []byte("a kite\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +74,7 @@ func TestConfinedThroughKernel(t *testing.T) {
 		// Writable only because plugin.json declares ${HOLOGRAM_DATA_DIR}/shell: the host
 		// expands it and passes it on (HOLOGRAM_PERMISSIONS), the plugin confines itself to it.
 		{"a path the manifest declares", `{"argv":["touch","` + filepath.Join(data, "shell", "declared.txt") + `"]}`, "ok", []string{"exit 0"}},
+		{"git reads its settings", `{"command":"git config --global user.name"}`, "ok", []string{"Ann Owner"}},
 		{"the key", `{"argv":["cat","` + key + `"]}`, "error", []string{"exit 1", "Permission denied"}},
 		{"write outside", `{"argv":["touch","` + filepath.Join(outside, "planted") + `"]}`, "error", []string{"exit 1", "Permission denied"}},
 		{"a shell line reading the home", `{"command":"cat ~/.config/hologram/key || ls ~"}`, "error", []string{"Permission denied"}},
