@@ -120,6 +120,13 @@ func TestV1ClientTokensAndImages(t *testing.T) {
 	if len(hist) < 1 || hist[0].Role != "user" || len(hist[0].Blocks) != 1 || hist[0].Blocks[0].Kind != "image" || hist[0].Blocks[0].MIME != "image/png" {
 		t.Fatalf("the stored message: %+v", hist)
 	}
+	// A message of images alone is a question too.
+	if r := v1Chat(t, base, ownerToken, map[string]any{"user": "pib", "messages": []map[string]any{{"role": "user", "content": content[1:]}}}); r["error"] != nil || !strings.Contains(fmt.Sprint(r["reply"]), "attached image") {
+		t.Fatalf("an image alone: %v", r)
+	}
+	if _, images := sentImages(t, fake.log, "attached image"); len(images) != 1 {
+		t.Fatalf("an image alone: the vision model got %v", images)
+	}
 	content[1]["image_url"] = map[string]string{"url": "https://example.com/cat.png"}
 	if r := v1Chat(t, base, ownerToken, map[string]any{"user": "pia", "messages": []map[string]any{{"role": "user", "content": content}}, "max_retries": 0}); r["status"] != float64(400) || !strings.Contains(fmt.Sprint(r["error"]), "remote image URLs are not fetched") {
 		t.Fatalf("a remote image URL: %v", r)

@@ -280,6 +280,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (*http.Reque
 		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="hologram"`)
+	w.Header().Set("Connection", "close") // before the answer: the caller's refuse() comes after it
 	msg := "missing bearer token"
 	if ok {
 		msg = "invalid bearer token"

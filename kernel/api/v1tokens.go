@@ -214,6 +214,7 @@ func (s *Server) clientToken(w http.ResponseWriter, r *http.Request, token strin
 		return r, false, false
 	}
 	if !v1Path(r.URL.Path) {
+		w.Header().Set("Connection", "close") // refused: the connection is not reused (ServeHTTP's refuse)
 		s.writeError(w, r, http.StatusForbidden, fmt.Sprintf("token %q is a /v1 client token: it reaches /v1/chat/completions and /v1/models only, not %s", c.name, clip(r.URL.Path)))
 		return r, true, false
 	}

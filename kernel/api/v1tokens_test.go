@@ -110,6 +110,11 @@ func TestV1ClientTokens(t *testing.T) {
 			if resp.StatusCode != tt.want || !strings.Contains(body, tt.wantMsg) {
 				t.Fatalf("%d %s, want %d %q", resp.StatusCode, body, tt.want, tt.wantMsg)
 			}
+			// A refused request's connection is closed, and the answer says so: a client that
+			// reused it would find the next request's context cancelled (its answer lost).
+			if refused := tt.want == 401 || tt.want == 403; resp.Close != refused {
+				t.Fatalf("Connection: close %v on a %d", resp.Close, tt.want)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if tt.method == "POST" && tt.want == 200 {
