@@ -229,7 +229,7 @@ func (k *Kernel) runTurn(ctx context.Context, tr agent.TurnRequest, move func(co
 	if len(missing) > 0 { // the turn ran without the tools of plugins still starting: it says so
 		res.Text += fmt.Sprintf("\n\n(still starting, their tools were not offered: %s)", strings.Join(missing, ", "))
 	}
-	out := client.ChatResult{TurnID: tr.TurnID, Session: tr.Session, Text: res.Text}
+	out := client.ChatResult{TurnID: tr.TurnID, Session: tr.Session, Text: res.Text, Stop: res.Stop}
 	out.Usage = memadmin.Usage(res.Rounds, res.Usage.PromptTokens, res.Usage.CompletionTokens, k.clock().Sub(started))
 	if err != nil {
 		if cause := context.Cause(tctx); cause != nil && errors.Is(cause, ErrClosing) {

@@ -738,3 +738,25 @@ func TestNormalizeCallIDs(t *testing.T) {
 		t.Errorf("statuses = %v", got)
 	}
 }
+
+// TestRunStopFromFinishReason: an answer the provider cut at its token limit ends the turn
+// with StopLength, a refusal with StopRefusal (ACP's max_tokens and refusal, /v1's "length"
+// and "content_filter"); anything else is done.
+func TestRunStopFromFinishReason(t *testing.T) {
+	for _, tc := range []struct{ finish, want string }{
+		{"stop", StopDone}, {"length", StopLength}, {"content_filter", StopRefusal}, {"", StopDone}, {"eos", StopDone},
+	} {
+		t.Run(tc.finish, func(t *testing.T) {
+			h := newHarness(t, Options{}, func(context.Context, llm.Request, func(llm.Delta)) (llm.Response, error) {
+				return llm.Response{Message: llm.Message{Role: "assistant", Content: "partial answ"}, FinishReason: tc.finish}, nil
+			})
+			res, err := h.run(context.Background(), "tell me everything")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Stop != tc.want || res.Text != "partial answ" {
+				t.Errorf("finish %q: result %+v, want stop %q", tc.finish, res, tc.want)
+			}
+		})
+	}
+}

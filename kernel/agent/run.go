@@ -96,7 +96,23 @@ const (
 	StopMaxRounds    = "max_rounds"
 	StopMaxWall      = "max_wall"
 	StopTokenBudget  = "token_budget"
+	// StopLength: the provider cut the answer at its token limit (finish_reason "length").
+	StopLength = "length"
+	// StopRefusal: the provider refused to answer (finish_reason "content_filter").
+	StopRefusal = "refusal"
 )
+
+// answerStop is the stop of a round that ends the turn with an answer, from the provider's
+// finish_reason.
+func answerStop(finish string) string {
+	switch finish {
+	case "length":
+		return StopLength
+	case "content_filter":
+		return StopRefusal
+	}
+	return StopDone
+}
 
 // cancelledText is the final text of a cancelled turn.
 const cancelledText = "cancelled: the turn was stopped before it finished"
@@ -264,7 +280,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 		}
 		calls := a.normalizeCalls(post.ToolCalls, t.res.Rounds)
 		if len(calls) == 0 {
-			return t.finish(ctx, post.Text, post.Reasoning, StopDone)
+			return t.finish(ctx, post.Text, post.Reasoning, answerStop(resp.FinishReason))
 		}
 
 		for _, c := range calls {

@@ -474,13 +474,25 @@ func (s *Server) completeOnce(w http.ResponseWriter, r *http.Request, req client
 		Object:  "chat.completion",
 		Created: created,
 		Model:   model,
-		Choices: []completionChoice{{Message: completionMessageOut{Role: "assistant", Content: res.Text}, FinishReason: "stop"}},
+		Choices: []completionChoice{{Message: completionMessageOut{Role: "assistant", Content: res.Text}, FinishReason: finishReason(res.Stop)}},
 		Usage:   usageOut(res.Usage),
 	})
 }
 
+// finishReason is OpenAI's finish_reason for a turn's stop: "length" when the provider's token
+// limit cut the answer, "content_filter" when it refused, else "stop".
+func finishReason(stop string) string {
+	switch stop {
+	case "length":
+		return "length"
+	case "refusal":
+		return "content_filter"
+	}
+	return "stop"
+}
+
 // completeStream streams OpenAI chunks: one with the role, one per delta, one with
-// finish_reason "stop", then `data: [DONE]`.
+// finish_reason (finishReason), then `data: [DONE]`.
 func (s *Server) completeStream(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64, withUsage bool) {
 	st := newSSE(w)
 	stop := s.keepAlive(st)
@@ -547,7 +559,7 @@ func (s *Server) completeStream(w http.ResponseWriter, r *http.Request, req clie
 	if !sentDeltas && res.Text != "" {
 		send(chunkDelta{Content: res.Text}, nil)
 	}
-	stopReason := "stop"
+	stopReason := finishReason(res.Stop)
 	send(chunkDelta{}, &stopReason)
 	if withUsage { // as OpenAI: a last chunk with no choices and the usage
 		u := usageOut(res.Usage)

@@ -362,6 +362,9 @@ type ChatResult struct {
 	TurnID  string `json:"turn_id"`
 	Session string `json:"session"`
 	Text    string `json:"text"`
+	// Stop is why the turn ended: "done", "length" (the provider's token limit cut the
+	// answer), "refusal", "cancelled", "max_rounds", "token_budget"…
+	Stop string `json:"stop,omitempty"`
 	// Usage is the turn's token counts (summed over its LLM calls) and its time.
 	Usage *Usage `json:"usage,omitempty"`
 }

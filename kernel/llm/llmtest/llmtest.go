@@ -42,6 +42,9 @@ type Reply struct {
 	// RawBody is sent verbatim (with Status, or 200), e.g. garbage.
 	RawBody    string
 	RetryAfter string // Retry-After header value
+	// Finish is the finish_reason of a reply without tool calls ("stop" when empty), e.g.
+	// "length" for a reply cut at max_tokens or "content_filter" for a refusal.
+	Finish string
 	// Hang, for a streamed request, sends the first chunk (and the first piece of Text, if any)
 	// and then holds the connection open until the client goes away or the server closes; for a
 	// plain request it never answers.
@@ -431,6 +434,9 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec Recorded, rp 
 		usage = *rp.Usage
 	}
 	finish := "stop"
+	if rp.Finish != "" {
+		finish = rp.Finish
+	}
 	if len(rp.ToolCalls) > 0 {
 		finish = "tool_calls"
 	}
