@@ -389,24 +389,6 @@ func (v *chatView) saveInstructions() {
 	})
 }
 
-func (v *chatView) askNewSession() {
-	title := widget.NewEntry()
-	title.SetPlaceHolder(T("Optional"))
-	dialog.ShowForm(T("New session"), T("Create"), T("Cancel"),
-		[]*widget.FormItem{widget.NewFormItem(T("Title"), title)},
-		func(ok bool) {
-			if !ok {
-				return
-			}
-			t := title.Text
-			v.vm.Go(func() {
-				if _, err := v.vm.NewSession(context.Background(), t); err != nil {
-					v.vm.do(func() { dialog.ShowError(err, v.w) })
-				}
-			})
-		}, v.w)
-}
-
 // openFile attaches a file picked in a file dialog.
 func (v *chatView) openFile() {
 	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
