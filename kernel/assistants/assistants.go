@@ -226,13 +226,16 @@ func (s *Service) filter(ctx context.Context, session string) (*filter, error) {
 		}
 	}
 	s.mu.Lock()
-	if s.filters == nil {
-		s.filters = map[string]*filter{}
+	if s.filters == nil || len(s.filters) >= maxCached {
+		s.filters = map[string]*filter{} // read again from the store as needed
 	}
 	s.filters[session] = f
 	s.mu.Unlock()
 	return f, nil
 }
+
+// maxCached bounds the sessions whose filter is kept in memory (a /v1 client may make many).
+const maxCached = 4096
 
 func (s *Service) get(ctx context.Context, id string) (client.Assistant, error) {
 	if !idRe.MatchString(id) {
