@@ -187,6 +187,23 @@ func (v *chatView) showAssistants(list []client.Assistant) {
 		widget.NewFormItem(T("Model"), e.model),
 		&widget.FormItem{Text: T("Tools"), Widget: e.tools, HintText: T("Tool or plugin names, comma-separated (e.g. files, notes); empty: every tool")},
 	)
+	plugins := widget.NewLabel("")
+	plugins.Wrapping = fyne.TextWrapWord
+	plugins.Importance = widget.LowImportance
+	form.Append("", plugins)
+	v.vm.Go(func() { // the names a preset's tools can use
+		ps, err := v.vm.svc.Plugins(context.Background())
+		var names []string
+		for _, p := range ps {
+			if p.State == "running" {
+				names = append(names, p.Name)
+			}
+		}
+		if err != nil || len(names) == 0 {
+			return
+		}
+		v.vm.do(func() { plugins.SetText(Tf("Plugins running now: %s", strings.Join(names, ", "))) })
+	})
 	right := container.NewBorder(nil, container.NewVBox(e.status, container.NewHBox(e.save, e.remove, e.start)), nil, nil, form)
 	left := container.NewBorder(nil, add, nil, nil, e.presets)
 	split := container.NewHSplit(left, right)

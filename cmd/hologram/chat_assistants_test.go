@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/hologramagent/hologram/gui"
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/kerneltest"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 )
 
@@ -58,9 +60,10 @@ func typeInto(t *testing.T, w fyne.Window, ph, text string) {
 }
 
 // TestChatAssistants drives the desktop chat with Fyne's test driver over the kernel
-// in-process: New session → Assistants… → a preset filled in and saved (the kernel keeps it),
-// the screenshot build/screenshots/assistant-preset.png, Start a chat (its instructions and
-// model reach the provider), then a second chat from the New session dialog's "Start from".
+// in-process with a real MCP server as a plugin: New session → Assistants… → a preset filled in
+// and saved (the kernel keeps it), the screenshot build/screenshots/assistant-preset.png, Start
+// a chat (its instructions, model and only its tools reach the provider), then a second chat
+// from the New session dialog's "Start from".
 func TestChatAssistants(t *testing.T) {
 	d := inProcessKernel(t)
 	fake := llmtest.NewServer(t)
@@ -70,6 +73,11 @@ func TestChatAssistants(t *testing.T) {
 		if _, err := svc.AddProvider(ctx, p); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A real MCP server (npm peer) brings tools a preset may allow or not.
+	entry := kerneltest.NPMPeer(t, "@modelcontextprotocol/server-everything")
+	if _, err := svc.AddPlugin(ctx, client.PluginConfig{Name: "everything", Command: []string{"node", entry, "stdio"}}); err != nil {
+		t.Fatal(err)
 	}
 	newQueuedApp(t)
 	win := test.NewTempWindow(t, nil)
@@ -89,12 +97,14 @@ func TestChatAssistants(t *testing.T) {
 	typeInto(t, win, "e.g. Translator", "Code reviewer")
 	typeInto(t, win, "What the assistant is and does (the chat's system prompt)", "You review Go code: point out bugs first, then style. Answer in short bullet points.")
 	typeInto(t, win, "Default model", "qwen2.5-coder")
-	typeInto(t, win, "Every tool", "files, shell")
+	typeInto(t, win, "Every tool", "files, echo")
 	test.Tap(lastButton(t, win, "Save"))
 	vm.Wait()
-	waitWindow(t, "the saved status", func() bool { return windowHasLabel(win, "Assistant Code reviewer saved.") })
+	waitWindow(t, "the saved status and the running plugins", func() bool {
+		return windowHasLabel(win, "Assistant Code reviewer saved.") && windowHasLabel(win, "Plugins running now: everything")
+	})
 	list, err := svc.Assistants(ctx)
-	if err != nil || len(list) != 1 || list[0].ID != "code-reviewer" || list[0].Model != "qwen2.5-coder" || strings.Join(list[0].Tools, ",") != "files,shell" {
+	if err != nil || len(list) != 1 || list[0].ID != "code-reviewer" || list[0].Model != "qwen2.5-coder" || strings.Join(list[0].Tools, ",") != "files,echo" {
 		t.Fatalf("the kernel's assistants: %+v, %v", list, err)
 	}
 	saveShot(t, win, "assistant-preset")
@@ -114,6 +124,9 @@ func TestChatAssistants(t *testing.T) {
 	req := fake.Requests()[len(fake.Requests())-1]
 	if req.Model != "qwen2.5-coder" || req.Messages[0].Role != "system" || !strings.Contains(req.Messages[0].Content, "You review Go code") {
 		t.Errorf("the reviewer's request: model %q, first message %+v", req.Model, req.Messages[0])
+	}
+	if !slices.Contains(req.Tools, "echo") || slices.Contains(req.Tools, "get-sum") {
+		t.Errorf("the reviewer's request offers %v; want echo and not get-sum", req.Tools)
 	}
 
 	// The New session dialog now offers the preset.
