@@ -81,8 +81,9 @@ var errRunning = errors.New("another hologram runs for this data dir")
 
 // instance is the listening side of the instance socket.
 type instance struct {
-	ln *net.UnixListener
-	wg sync.WaitGroup
+	ln    *net.UnixListener
+	wg    sync.WaitGroup
+	close sync.Once
 }
 
 // listenInstance listens on path and calls handle (on its own goroutine) for each command from
@@ -186,7 +187,10 @@ func peerUID(c *net.UnixConn) (int, error) {
 }
 
 // Close stops listening (the socket file goes) and waits for the connections being served.
+// Later calls do nothing.
 func (in *instance) Close() {
-	in.ln.Close()
-	in.wg.Wait()
+	in.close.Do(func() {
+		in.ln.Close()
+		in.wg.Wait()
+	})
 }

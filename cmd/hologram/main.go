@@ -117,6 +117,35 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "hologram: %v\n", err)
 		return 1
 	}
+	// Listening from the start, so that a second hologram started while the kernel loads finds
+	// this one; its commands wait for the app.
+	appReady := make(chan *gui.App, 1)
+	inst, err := listenInstance(sock, func(cmd string) error {
+		select {
+		case a := <-appReady:
+			appReady <- a
+			if cmd == cmdQuickChat {
+				fyne.Do(a.ToggleQuick)
+			} else {
+				fyne.Do(a.Raise)
+			}
+			return nil
+		case <-time.After(instanceTimeout - time.Second):
+			return errors.New("still starting; try again in a moment")
+		}
+	}, slog.New(slog.NewTextHandler(stderr, nil)))
+	switch {
+	case errors.Is(err, errRunning): // one started meanwhile
+		if _, err := signalRunning(sock, cmd); err != nil {
+			fmt.Fprintf(stderr, "hologram: %v\n", err)
+			return 1
+		}
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "hologram: a second hologram will not find this one: %v\n", err)
+	default:
+		defer inst.Close()
+	}
 	// SIGTERM/SIGINT quit cleanly from the start (Fyne's own handler is registered by a goroutine
 	// of Run, which a signal can beat): the app quits as soon as its loop runs. It stops the
 	// driver's loop as Fyne's handler does, not fyne.App.Quit: when Fyne's handler wins, the loop
@@ -192,17 +221,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fa := app.NewWithID(appID)
 	appc <- fa
 	a := gui.NewApp(fa, o)
-	inst, err := listenInstance(sock, func(cmd string) error {
-		if cmd == cmdQuickChat {
-			fyne.Do(a.ToggleQuick)
-		} else {
-			fyne.Do(a.Raise)
-		}
-		return nil
-	}, log)
-	if err != nil {
-		log.Warn("a second hologram will not find this one", "err", err)
-	}
+	appReady <- a
 	if f.quickChat {
 		go fyne.Do(a.ToggleQuick) // runs in the loop, after Run's Show
 	}
