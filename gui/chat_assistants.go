@@ -89,6 +89,35 @@ func (vm *ChatVM) StartAssistant(ctx context.Context, id, title string) (client.
 	return s, nil
 }
 
+// SessionTools says which tools the current session offers (an assistant's, or every tool).
+func (vm *ChatVM) SessionTools(ctx context.Context) (client.SessionTools, error) {
+	as, err := vm.assistantService()
+	if err != nil {
+		return client.SessionTools{}, err
+	}
+	return as.SessionTools(ctx, vm.Current())
+}
+
+// refreshTools loads what the current session's tools are into the Instructions pane.
+func (v *chatView) refreshTools() {
+	id := v.vm.Current()
+	v.vm.Go(func() {
+		st, err := v.vm.SessionTools(context.Background())
+		text := T("Every tool")
+		switch {
+		case err != nil:
+			text = ""
+		case len(st.Tools) > 0:
+			text = Tf("Only %s (from the assistant %s)", strings.Join(st.Tools, ", "), st.Assistant)
+		}
+		v.vm.do(func() {
+			if v.vm.Current() == id {
+				v.instrTools.SetText(text)
+			}
+		})
+	})
+}
+
 // askNewSession loads the assistants, then asks for the new chat's title and what it starts
 // from: a blank chat or an assistant.
 func (v *chatView) askNewSession() {

@@ -115,6 +115,10 @@ func TestChatAssistants(t *testing.T) {
 	if !strings.HasPrefix(first, "code-reviewer-") || !strings.HasPrefix(vm.Instructions().SystemPrompt, "You review Go code") || vm.Instructions().Model != "qwen2.5-coder" {
 		t.Fatalf("after Start a chat: session %q, instructions %+v", first, vm.Instructions())
 	}
+	findIn[*widget.Accordion](t, win).Open(0) // Instructions
+	waitWindow(t, "the chat's tools in its Instructions", func() bool {
+		return windowHasLabel(win, "Only files, echo (from the assistant code-reviewer)")
+	})
 	fake.Script(llmtest.Reply{Text: "- `err` is ignored on line 3."})
 	vm.SetDraft("Review: f, _ := os.Open(p)")
 	if err := vm.Send(); err != nil {
@@ -149,6 +153,12 @@ func TestChatAssistants(t *testing.T) {
 	if title != "Review of main.go" {
 		t.Errorf("the second chat's title %q", title)
 	}
+	// The main chat offers every tool.
+	if err := vm.SelectSession(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	vm.Wait()
+	waitWindow(t, "every tool in the main chat", func() bool { return windowHasLabel(win, "Every tool") })
 }
 
 // findSelect returns the last visible select (a dialog's), nil when none.

@@ -9,12 +9,28 @@ import (
 
 // assistantRoutes serves the owner's assistants (chat presets) when the backend keeps them:
 // GET/POST /api/v1/assistants, DELETE /api/v1/assistants/{id} and
-// POST /api/v1/assistants/{id}/sessions (a new chat from a preset).
+// POST /api/v1/assistants/{id}/sessions (a new chat from a preset), and a session's tool filter,
+// GET /api/v1/sessions/{id}/tools.
 func (s *Server) assistantRoutes() {
 	s.mux.HandleFunc("GET /api/v1/assistants", s.handleAssistants)
 	s.mux.HandleFunc("POST /api/v1/assistants", s.handleSaveAssistant)
 	s.mux.HandleFunc("DELETE /api/v1/assistants/{id}", s.handleRemoveAssistant)
 	s.mux.HandleFunc("POST /api/v1/assistants/{id}/sessions", s.handleStartAssistant)
+	s.mux.HandleFunc("GET /api/v1/sessions/{id}/tools", s.handleSessionTools)
+}
+
+// handleSessionTools answers GET /api/v1/sessions/{id}/tools: client.SessionTools.
+func (s *Server) handleSessionTools(w http.ResponseWriter, r *http.Request) {
+	as, ok := s.assistants(w, r)
+	if !ok {
+		return
+	}
+	out, err := as.SessionTools(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 var errNoAssistants = fmt.Errorf("%w: this kernel keeps no assistants", client.ErrUnavailable)

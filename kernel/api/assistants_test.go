@@ -46,6 +46,10 @@ func (b *assistantBackend) StartAssistant(_ context.Context, id, title string) (
 	return client.Session{ID: "tr-1", Title: "Translator"}, nil
 }
 
+func (b *assistantBackend) SessionTools(_ context.Context, session string) (client.SessionTools, error) {
+	return client.SessionTools{Session: session, Assistant: "tr", Tools: []string{"web"}}, nil
+}
+
 // TestAssistantRoutes: the routes' answers, statuses and errors; a backend without assistants
 // answers 503.
 func TestAssistantRoutes(t *testing.T) {
@@ -68,6 +72,7 @@ func TestAssistantRoutes(t *testing.T) {
 		{"POST", "/api/v1/assistants/tr/sessions", `{"title":"Menu"}`, 201, `"title":"Translator"`},
 		{"POST", "/api/v1/assistants/tr/sessions", `{"name":"Menu"}`, 400, `unknown field \"name\"`},
 		{"POST", "/api/v1/assistants/ghost/sessions", "{}", 404, "no assistant"},
+		{"GET", "/api/v1/sessions/tr-1/tools", "", 200, `{"session":"tr-1","assistant":"tr","tools":["web"]}`},
 	} {
 		resp, body := sv.do(t, tc.method, tc.path, tc.body, json)
 		if resp.StatusCode != tc.want || !strings.Contains(string(body), tc.in) {

@@ -179,6 +179,18 @@ func (s *Service) Filter(ctx context.Context, session string) ([]string, error) 
 	return f.Tools, nil
 }
 
+// SessionTools implements client.AssistantService.
+func (s *Service) SessionTools(ctx context.Context, session string) (client.SessionTools, error) {
+	out := client.SessionTools{Session: session, Tools: []string{}}
+	f, err := s.filter(ctx, session)
+	if err != nil || f == nil {
+		return out, err
+	}
+	out.Assistant = f.Assistant
+	out.Tools = append(out.Tools, f.Tools...)
+	return out, nil
+}
+
 // MayCall is the agent's Options.MayCall: a session started from an assistant offers only the
 // assistant's tools (by name or by plugin) and the kernel's own. A store error refuses the
 // tool (logged): a filter that cannot be read is not lifted.

@@ -23,6 +23,16 @@ type AssistantService interface {
 	// instructions as its system prompt, its model, and offers only its tools (none listed:
 	// every tool). An empty title is the preset's name. ErrNotFound for an unknown preset.
 	StartAssistant(ctx context.Context, id, title string) (Session, error)
+	// SessionTools says which tools a session offers: those of the assistant it was started
+	// from, or every tool (Tools empty) for any other session.
+	SessionTools(ctx context.Context, session string) (SessionTools, error)
+}
+
+// SessionTools is the tool filter of a session started from an assistant.
+type SessionTools struct {
+	Session   string   `json:"session"`
+	Assistant string   `json:"assistant,omitempty"` // the preset's id; "" when none
+	Tools     []string `json:"tools"`               // empty: every tool
 }
 
 // Assistant is a saved preset to start chats from.
@@ -76,6 +86,16 @@ func (c *HTTP) StartAssistant(ctx context.Context, id, title string) (Session, e
 	}
 	var out Session
 	err := c.do(ctx, http.MethodPost, "/api/v1/assistants/"+url.PathEscape(id)+"/sessions", map[string]string{"title": title}, &out)
+	return out, err
+}
+
+// SessionTools reads a session's tool filter (GET /api/v1/sessions/{id}/tools).
+func (c *HTTP) SessionTools(ctx context.Context, session string) (SessionTools, error) {
+	if session == "" {
+		return SessionTools{}, fmt.Errorf("session tools: empty session id: %w", ErrInvalid)
+	}
+	var out SessionTools
+	err := c.do(ctx, http.MethodGet, "/api/v1/sessions/"+url.PathEscape(session)+"/tools", nil, &out)
 	return out, err
 }
 

@@ -88,6 +88,12 @@ func testAssistants(t *testing.T, s client.Service) {
 	if sp := systemPrompt(fake); !strings.HasSuffix(sp, "You only echo.") {
 		t.Fatalf("system prompt %q does not end with the preset's instructions", sp)
 	}
+	if st, err := as.SessionTools(ctx, sess.ID); err != nil || st.Assistant != echo.ID || !slices.Equal(st.Tools, []string{"echo"}) {
+		t.Fatalf("SessionTools(%s) = %+v, %v", sess.ID, st, err)
+	}
+	if st, err := as.SessionTools(ctx, "main"); err != nil || st.Assistant != "" || st.Tools == nil || len(st.Tools) != 0 {
+		t.Fatalf("SessionTools(main) = %+v, %v; want every tool", st, err)
+	}
 	var result *client.ToolEvent
 	for _, e := range c.evs {
 		if e.Type == client.EventToolResult {
