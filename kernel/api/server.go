@@ -55,6 +55,8 @@ type Options struct {
 	Version string
 	// A2A, when set, is served on TCP at /.well-known/agent-card.json and /a2a (a2a.go).
 	A2A A2A
+	// Settings keeps the /v1 client tokens (v1tokens.go); nil: none can be added.
+	Settings Settings
 }
 
 // Server serves the API. It is an http.Handler; create it with [New].
@@ -87,6 +89,8 @@ type Server struct {
 	replay replayCache
 	// v1turns are the /v1 turns waiting for their client's tool results (v1tools.go).
 	v1turns v1Turns
+	// tokens are the /v1 client tokens (v1tokens.go).
+	tokens apiTokens
 }
 
 // New returns a Server for b. It does not listen; see [Server.ServeUnix] and [Server.ServeTCP].
@@ -106,6 +110,7 @@ func New(b Backend, opts Options) *Server {
 		maxUnauth: MaxUnauthConnsPerIP,
 		maxAuth:   MaxAuthConnsPerIP,
 		servers:   make(map[*http.Server]struct{}),
+		tokens:    apiTokens{settings: opts.Settings},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -214,7 +219,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !isHealth(r) {
-			if !s.authorized(sw, r) {
+			var ok bool
+			if r, ok = s.authorized(sw, r); !ok {
 				refuse()
 				return
 			}
@@ -262,18 +268,25 @@ func isHealth(r *http.Request) bool {
 }
 
 // authorized checks the bearer token in constant time, answering 401 when it is missing or wrong.
-func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+// A /v1 client token (v1tokens.go) returns the request with its client.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	got, ok := bearer(r.Header.Get("Authorization"))
 	if ok && s.token != "" && tokenEqual(got, s.token) {
-		return true
+		return r, true
+	}
+	if ok {
+		if r, known, allowed := s.clientToken(w, r, got); known {
+			return r, allowed
+		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="hologram"`)
+	w.Header().Set("Connection", "close") // before the answer: the caller's refuse() comes after it
 	msg := "missing bearer token"
 	if ok {
 		msg = "invalid bearer token"
 	}
 	s.writeError(w, r, http.StatusUnauthorized, msg)
-	return false
+	return r, false
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.

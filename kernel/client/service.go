@@ -548,10 +548,18 @@ type CompletionService interface {
 
 // CompletionRequest is a /v1/chat/completions request reduced to what the kernel uses.
 type CompletionRequest struct {
-	Session  string          // from the `user` field or X-Hologram-Session; empty: "openai"
-	User     bool            // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
+	Session string // from the `user` field or X-Hologram-Session; empty: "openai"
+	User    bool   // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
+	// Client is the /v1 client token the request came with ("": the owner's own token or the
+	// socket); Guest says it is not an owner token ([APIToken]): without `user` the request runs
+	// in scope group:token:<Client>, never the owner's.
+	Client   string          `json:"client,omitempty"`
+	Guest    bool            `json:"guest,omitempty"`
 	Model    string          // requested model; empty or unknown: the session's or default provider's
 	Messages []IngestMessage // system, user and assistant messages as sent; the last one is a user message
+	// Attachments are the images of the last user message (image_url data: parts), stored as its
+	// image blocks and sent to vision models as a chat's attachments are.
+	Attachments []Attachment `json:"attachments,omitempty"`
 	// The client's model parameters, passed to the provider (zero: the kernel's own).
 	MaxTokens      int             `json:"max_tokens,omitempty"`
 	Temperature    *float64        `json:"temperature,omitempty"`
