@@ -52,6 +52,8 @@ commands:
                                           the memory graph, edits, backups (waiter memory help)
   plugin list [--json]                    name, kind (builtin: ships with HologramAgent), state, pid,
                                           restarts, tools, last error
+  plugin show NAME [--json]               one plugin: state, tools and its permissions (paths it
+                                          reads, writes or runs from; env; network; programs)
   plugin add NAME --command "CMD ARGS..." | --dir PATH [--env K=V]... [--disabled]
                                           an MCP stdio server (quoted as in a shell) or a native plugin
   plugin restart|enable|disable|remove NAME

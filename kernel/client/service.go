@@ -179,11 +179,35 @@ type Plugin struct {
 	Builtin bool `json:"builtin,omitempty"`
 }
 
-// PluginPermissions are what a plugin says it needs.
+// PluginPermissions are what a native plugin says it needs (its plugin.json's permissions),
+// with the paths expanded: the files it reads, writes or runs programs from, the environment
+// variables it reads, whether it uses the network or runs programs, and notes in words for
+// what its manifest cannot say statically. Built-in plugins confine themselves to them.
 type PluginPermissions struct {
-	Paths   []string `json:"paths,omitempty"`
-	Network []string `json:"network,omitempty"`
-	Exec    bool     `json:"exec,omitempty"`
+	Paths   []PluginPath `json:"paths,omitempty"`
+	Env     []string     `json:"env,omitempty"`
+	Network bool         `json:"network,omitempty"`
+	Exec    bool         `json:"exec,omitempty"`
+	Notes   []string     `json:"notes,omitempty"`
+}
+
+// PluginPath is one path of [PluginPermissions]; Access is "read", "write" or "exec".
+type PluginPath struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+}
+
+// PluginPermissionsOf builds PluginPermissions from the host's (whose path type has the same
+// fields).
+func PluginPermissionsOf[P ~struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+}](paths []P, env []string, network, exec bool, notes []string) PluginPermissions {
+	out := PluginPermissions{Env: env, Network: network, Exec: exec, Notes: notes}
+	for _, p := range paths {
+		out.Paths = append(out.Paths, PluginPath(p))
+	}
+	return out
 }
 
 // LogLine is one line of a plugin's stderr.
