@@ -44,6 +44,7 @@ type chatView struct {
 	instr       *widget.Accordion
 	instrPrompt *widget.Entry
 	instrModel  *widget.SelectEntry // the providers' models, or any model name
+	instrTools  *widget.Label       // what the session's assistant allows
 	instrSave   *widget.Button
 
 	banner  *widget.Label
@@ -148,9 +149,12 @@ func (v *chatView) build() fyne.CanvasObject {
 		v.instrModel = widget.NewSelectEntry(nil)
 		v.instrModel.SetPlaceHolder(T("Default model"))
 		v.instrSave = widget.NewButtonWithIcon(T("Save"), theme.DocumentSaveIcon(), v.saveInstructions)
+		v.instrTools = widget.NewLabel("")
+		v.instrTools.Wrapping = fyne.TextWrapWord
 		form := widget.NewForm(
 			widget.NewFormItem(T("System prompt"), v.instrPrompt),
 			widget.NewFormItem(T("Model"), v.instrModel),
+			widget.NewFormItem(T("Tools"), v.instrTools), // chat_assistants.go
 		)
 		export := widget.NewButtonWithIcon(T("Export as Markdown"), theme.DocumentIcon(), v.exportMarkdown)
 		v.instr = widget.NewAccordion(widget.NewAccordionItem(T("Instructions"),
@@ -284,6 +288,7 @@ func (v *chatView) refreshInstructions() {
 	v.instrPrompt.SetText(in.SystemPrompt)
 	v.instrModel.SetOptions(v.vm.ModelChoices())
 	v.instrModel.SetText(in.Model)
+	v.refreshTools()
 }
 
 func (v *chatView) refreshBanner() {
@@ -387,24 +392,6 @@ func (v *chatView) saveInstructions() {
 			}
 		})
 	})
-}
-
-func (v *chatView) askNewSession() {
-	title := widget.NewEntry()
-	title.SetPlaceHolder(T("Optional"))
-	dialog.ShowForm(T("New session"), T("Create"), T("Cancel"),
-		[]*widget.FormItem{widget.NewFormItem(T("Title"), title)},
-		func(ok bool) {
-			if !ok {
-				return
-			}
-			t := title.Text
-			v.vm.Go(func() {
-				if _, err := v.vm.NewSession(context.Background(), t); err != nil {
-					v.vm.do(func() { dialog.ShowError(err, v.w) })
-				}
-			})
-		}, v.w)
 }
 
 // openFile attaches a file picked in a file dialog.

@@ -8,6 +8,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/completion"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 )
 
@@ -37,7 +38,7 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := completion.CheckScope(req, sess, scope, guest); err != nil {
 		return client.ChatResult{}, err
 	}
-	blocks, err := attachmentBlocks(req.Attachments) // the last user message's images
+	blocks, err := memadmin.AttachmentBlocks(req.Attachments) // the last user message's images
 	if err != nil {
 		return client.ChatResult{}, err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/agent"
+	"github.com/hologramagent/hologram/kernel/assistants"
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/kernel/events"
 	"github.com/hologramagent/hologram/kernel/kstate"
@@ -111,6 +112,7 @@ type Kernel struct {
 	agent   *agent.Agent
 	mem     *engine.Engine
 	admin   *memadmin.Admin // the owner's side of the memory (graph, edits, forget)
+	asst    *assistants.Service
 	facs    []Facility
 	started time.Time
 	plugins *plugins // the plugin host and its tools (plugins.go)
@@ -177,6 +179,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	}
 	k.mem = m
 	k.admin = &memadmin.Admin{DB: deps.Store, Mem: m, Log: k.log, Clock: k.clock}
+	k.asst = &assistants.Service{DB: deps.Store, Create: sessionRole{k}.CreateSession, Log: k.log}
 	k.state.OnClose(FacilityDense, m.Close) // after the turns, before the binary closes the store
 	// Every write of the kernel (turns, ingests) goes through here, so the engine stays in step.
 	k.store = observedStore{Store: deps.Store, onAppend: m.Appended}
@@ -195,6 +198,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		ToolWindow:   toolwin.Options{MaxTools: cfg.Agent.MaxTools},
 		// The session's visibility (the security issue) goes in MayCall; nil offers every tool.
 		MaxResultBytes: cfg.Agent.MaxResultBytes,
+		MayCall:        k.asst.MayCall, // a chat started from an assistant offers its tools
 	})
 	if err := k.agent.AddTool(agent.TimeNow(deps.Clock), "builtin"); err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)

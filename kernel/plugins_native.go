@@ -15,6 +15,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/cold"
 	"github.com/hologramagent/hologram/plugins/host"
@@ -263,7 +264,7 @@ func (s nativeServices) ChannelInput(ctx context.Context, plugin string, in prot
 	for i, b := range in.Blocks {
 		atts[i] = client.Attachment{Kind: b.Kind, Name: b.Name, MIME: b.MIME, Text: b.Text, Data: b.Data}
 	}
-	blocks, err := attachmentBlocks(atts)
+	blocks, err := memadmin.AttachmentBlocks(atts)
 	if err != nil {
 		return protocol.ChannelInputResult{}, err
 	}

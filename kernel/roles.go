@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"github.com/hologramagent/hologram/kernel/assistants"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/memadmin"
 )
@@ -35,12 +36,13 @@ type Services struct {
 	modelRole
 	approvalRole
 	completionRole
+	*assistants.Service // client.AssistantService
 }
 
 // Service returns all of the kernel's roles as one client.Service (and CompletionService).
 func (k *Kernel) Service() Services {
 	return Services{systemRole{k}, chatRole{k}, sessionRole{k}, providerRole{k}, pluginRole{k}, memoryRole{k, k.admin}, modelRole{k},
-		approvalRole{k}, completionRole{k}}
+		approvalRole{k}, completionRole{k}, k.asst}
 }
 
 // System returns the kernel's health, status and pause role.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -126,7 +125,7 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 			return client.ChatResult{}, err
 		}
 	}
-	blocks, err := attachmentBlocks(req.Attachments)
+	blocks, err := memadmin.AttachmentBlocks(req.Attachments)
 	if err != nil {
 		return client.ChatResult{}, err
 	}
@@ -137,41 +136,6 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	}
 	k.ocr.Blocks(ctx, blocks)
 	return k.runTurn(ctx, tr, move, emit)
-}
-
-// attachmentBlocks validates a chat's attachments and turns them into new blocks.
-func attachmentBlocks(as []client.Attachment) ([]memory.Block, error) {
-	if len(as) > client.MaxAttachments {
-		return nil, invalid("at most %d attachments per message, got %d", client.MaxAttachments, len(as))
-	}
-	out := make([]memory.Block, 0, len(as))
-	for i, a := range as {
-		b := memory.Block{Kind: memory.BlockKind(a.Kind), Name: strings.TrimSpace(sanitize(a.Name)), MIME: strings.TrimSpace(a.MIME), Text: sanitize(a.Text)}
-		switch b.Kind {
-		case memory.BlockText:
-			if strings.TrimSpace(b.Text) == "" || len(a.Data) > 0 {
-				return nil, invalid("attachment %d (%s): a text attachment carries its text, not data", i+1, b.Name)
-			}
-			if len(b.Text) > client.MaxAttachmentBytes {
-				return nil, invalid("attachment %d (%s): %d bytes of text, at most %d", i+1, b.Name, len(b.Text), client.MaxAttachmentBytes)
-			}
-		case memory.BlockImage, memory.BlockAudio:
-			if len(a.Data) == 0 {
-				return nil, invalid("attachment %d (%s): an %s attachment without data", i+1, b.Name, b.Kind)
-			}
-			if len(a.Data) > client.MaxAttachmentBytes {
-				return nil, invalid("attachment %d (%s): %d bytes, at most %d", i+1, b.Name, len(a.Data), client.MaxAttachmentBytes)
-			}
-			b.Data = a.Data
-			if b.MIME == "" {
-				b.MIME = http.DetectContentType(a.Data)
-			}
-		default:
-			return nil, invalid(`attachment %d (%s): kind must be "text", "image" or "audio", got %q`, i+1, b.Name, a.Kind)
-		}
-		out = append(out, b)
-	}
-	return out, nil
 }
 
 // checkProvider fails early, before a turn starts streaming, when no provider can answer: so

@@ -1,13 +1,18 @@
 // Command hologram is the HologramAgent desktop app: a Fyne window with the kernel inside, or
 // attached to a kernel elsewhere.
 //
-//	hologram [--data DIR] [--remote URL --token-file F [--fingerprint SHA256]] [--insecure] [--version]
+//	hologram [--data DIR] [--remote URL --token-file F [--fingerprint SHA256]] [--insecure] [--quick-chat] [--version]
 //
 // Without --remote it starts the kernel in-process on DIR (the one kernel of that data dir: when
 // one already runs there, it attaches to it over its unix socket). With --remote it is a client
 // of that homed (token from --token-file or HOLOGRAM_TOKEN; plain http:// off loopback only with
 // --insecure, and then with a warning in the window). Built with -tags nokernel it is the client
 // variant, which links no kernel and needs --remote or a kernel running on the data dir.
+//
+// One hologram runs per data dir (or remote): a second one shows the running one's window and
+// exits; --quick-chat toggles its quick-chat window (started when none runs), which is what a
+// desktop shortcut runs (instance.go). Where the desktop has the XDG GlobalShortcuts portal, the
+// app also registers a global shortcut for it (shortcut.go).
 //
 // HOLOGRAM_GUI_TRACE=FILE appends one JSON line per screen, message and banner to FILE (for
 // tests). The tray is set only when a D-Bus session bus is reachable.
@@ -53,7 +58,7 @@ func main() {
 // flags are hologram's command line.
 type flags struct {
 	data, remote, tokenFile, fingerprint string
-	insecure, version                    bool
+	insecure, version, quickChat         bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (flags, error) {
@@ -66,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "pin the remote's TLS certificate by its `sha256` fingerprint")
 	fs.BoolVar(&f.insecure, "insecure", false, "allow plain http:// to a remote host that is not loopback")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.BoolVar(&f.quickChat, "quick-chat", false, "toggle the running app's quick chat (start the app with it if none runs)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -95,9 +101,50 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, "hologram %s\n", productVersion())
 		return 0
 	}
+	sock := instanceSocket(f, getenv)
+	cmd := cmdShow
+	if f.quickChat {
+		cmd = cmdQuickChat
+	}
+	if running, err := signalRunning(sock, cmd); running {
+		if err != nil {
+			fmt.Fprintf(stderr, "hologram: %v\n", err)
+			return 1
+		}
+		return 0 // the running one shows its window or toggles its quick chat
+	}
 	if err := checkDisplay(getenv); err != nil {
 		fmt.Fprintf(stderr, "hologram: %v\n", err)
 		return 1
+	}
+	// Listening from the start, so that a second hologram started while the kernel loads finds
+	// this one; its commands wait for the app.
+	appReady := make(chan *gui.App, 1)
+	inst, err := listenInstance(sock, func(cmd string) error {
+		select {
+		case a := <-appReady:
+			appReady <- a
+			if cmd == cmdQuickChat {
+				fyne.Do(a.ToggleQuick)
+			} else {
+				fyne.Do(a.Raise)
+			}
+			return nil
+		case <-time.After(instanceTimeout - time.Second):
+			return errors.New("still starting; try again in a moment")
+		}
+	}, slog.New(slog.NewTextHandler(stderr, nil)))
+	switch {
+	case errors.Is(err, errRunning): // one started meanwhile
+		if _, err := signalRunning(sock, cmd); err != nil {
+			fmt.Fprintf(stderr, "hologram: %v\n", err)
+			return 1
+		}
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "hologram: a second hologram will not find this one: %v\n", err)
+	default:
+		defer inst.Close()
 	}
 	// SIGTERM/SIGINT quit cleanly from the start (Fyne's own handler is registered by a goroutine
 	// of Run, which a signal can beat): the app quits as soon as its loop runs. It stops the
@@ -174,7 +221,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fa := app.NewWithID(appID)
 	appc <- fa
 	a := gui.NewApp(fa, o)
+	appReady <- a
+	if f.quickChat {
+		go fyne.Do(a.ToggleQuick) // runs in the loop, after Run's Show
+	}
+	stopShortcut := globalShortcut(getenv, log, func() { fyne.Do(a.ToggleQuick) })
 	a.Run()
+	stopShortcut()
+	if inst != nil {
+		inst.Close() // before a restart's exec, which would keep the socket file
+	}
 	stop()
 	if restart := a.RestartArgs(); len(restart) > 0 {
 		exe, err := os.Executable()

@@ -71,6 +71,11 @@ commands:
   a2a peer add NAME [--json]              let another agent talk to this one over A2A: prints its
                                           token once (its own session, scope group:a2a-NAME)
   a2a peer list [--json] | remove NAME
+  assistant add NAME... [--instructions TEXT | --instructions-file F] [--model M] [--tool T]... [--id ID]
+                                          a chat preset; --tool (a tool or a plugin, repeatable)
+                                          limits its chats' tools (none: every tool)
+  assistant list [--json] | rm ID
+  assistant start ID [--title T] [--json] a new chat from a preset; prints its session id
   approvals [--json]                      plugins' requests for your approval (e.g. a shell command)
   approve ID [--deny]                     approve (or deny) one of them
   acp [--socket PATH | --remote URL ...]  the agent for editors (ACP over stdio; docs/channels.md)
@@ -235,7 +240,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		"chat": a.chat, "ask": a.ask, "status": a.status, "provider": a.provider, "tools": a.tools,
 		"session": a.session, "history": a.history, "window": a.window, "memory": a.memory,
 		"plugin": a.plugin, "pause": a.pause, "resume": a.resume,
-		"approvals": a.approvals, "approve": a.approve, // approvals.go
+		"assistant": a.assistant, "approvals": a.approvals, "approve": a.approve, // assistants.go, approvals.go
 		"model": a.model, // model.go
 		"acp":   a.acp,   // acp.go
 		"a2a":   a.a2a,   // a2a.go

@@ -58,6 +58,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/embedding/models/{id}/use", s.handleUseModelID)
 	m.HandleFunc("DELETE /api/v1/embedding/models/{id}", s.handleRemoveModel)
 	m.HandleFunc("POST /api/v1/embedding/use", s.handleUseModel)
+	s.assistantRoutes()
 	s.approvalRoutes() // GET /api/v1/approvals, POST /api/v1/approvals/{id}
 	s.a2aRoutes()      // GET, POST /api/v1/a2a/peers, DELETE /api/v1/a2a/peers/{name}
 	s.branchRoutes()   // POST /api/v1/sessions/{id}/branch, GET/PUT /api/v1/prompt

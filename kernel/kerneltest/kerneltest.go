@@ -48,7 +48,7 @@ var roleTests = map[string][]struct {
 	"Chat": {{"ChatWithoutProvider", testChatWithoutProvider}, {"ChatStreamsAndStores", testChatStreamsAndStores},
 		{"ToolTurn", testToolTurn}, {"Cancel", testCancel}, {"ServerErrorSurfaces", testServerErrorSurfaces}},
 	"Sessions": {{"Sessions", testSessions}, {"SessionAdmin", testSessionAdmin}, {"Branches", testBranches},
-		{"BasePrompt", testBasePrompt}},
+		{"BasePrompt", testBasePrompt}, {"Assistants", testAssistants}},
 	"Plugins": {{"Tools", testTools}, {"Plugins", testPlugins}},
 	"Memory": {{"Window", testWindow}, {"SearchMemory", testSearchMemory}, {"GraphEdits", testGraphEdits},
 		{"GraphPaging", testGraphPaging}, {"MergeAndDelete", testMergeAndDelete}, {"Forget", testForget},
