@@ -55,6 +55,8 @@ type Options struct {
 	Version string
 	// A2A, when set, is served on TCP at /.well-known/agent-card.json and /a2a (a2a.go).
 	A2A A2A
+	// Web, when set, is the web UI served on TCP at / (web.go).
+	Web Web
 }
 
 // Server serves the API. It is an http.Handler; create it with [New].
@@ -67,6 +69,7 @@ type Server struct {
 	version string
 	mux     *http.ServeMux
 	a2a     A2A
+	web     Web
 
 	// uid is the owner the socket directory must have; peerUID the uid a unix peer must have.
 	// Both are the process's effective uid; tests change them.
@@ -100,6 +103,7 @@ func New(b Backend, opts Options) *Server {
 		version:   opts.Version,
 		mux:       http.NewServeMux(),
 		a2a:       opts.A2A,
+		web:       opts.Web,
 		uid:       os.Geteuid(),
 		peerUID:   os.Geteuid(),
 		pingEvery: 15 * time.Second,
@@ -185,7 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cors(sw, r) { // a preflight from an allowed origin (cors.go)
 		return
 	}
-	if !s.originAllowed(r) {
+	if !s.originAllowed(r) && !s.webSameOrigin(r) {
 		s.writeError(sw, r, http.StatusForbidden, "requests from browsers are refused (Origin or Referer not allowed)")
 		return
 	}
@@ -211,6 +215,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.a2a != nil && a2aPath(r.URL.Path) { // other agents: their own tokens (a2a.go)
 			s.serveA2A(sw, r)
+			return
+		}
+		if s.web != nil && s.web.Public(r) { // the web UI's page, assets and sign-in (web.go)
+			s.web.ServeHTTP(sw, r)
 			return
 		}
 		if !isHealth(r) {
@@ -267,10 +275,25 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if ok && s.token != "" && tokenEqual(got, s.token) {
 		return true
 	}
+	msg := ""
+	if !ok { // the web UI's same-origin requests carry its device session instead (web.go)
+		web, status, why := s.webAuthorized(r)
+		if web {
+			return true
+		}
+		if status == http.StatusForbidden {
+			s.writeError(w, r, status, why)
+			return false
+		}
+		msg = why
+	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="hologram"`)
-	msg := "missing bearer token"
-	if ok {
+	switch {
+	case msg != "":
+	case ok:
 		msg = "invalid bearer token"
+	default:
+		msg = "missing bearer token"
 	}
 	s.writeError(w, r, http.StatusUnauthorized, msg)
 	return false

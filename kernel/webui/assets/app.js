@@ -1,0 +1,366 @@
+// app.js: the web UI (docs/web.md). Sign-in with the token (or /#token=…), then the newest chat:
+// sessions, streaming Markdown replies, tool calls inline with their state, Stop, history paged
+// with before=ID, drafts kept per chat; Settings lists the signed-in devices.
+import * as api from "./api.js";
+import { render } from "./md.js";
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, cls, text) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+};
+const PAGE = 50;
+const desktopEnter = () => !matchMedia("(pointer: coarse)").matches;
+
+const state = { sessions: [], current: null, oldest: 0, turn: null, abort: null, tools: new Map() };
+
+// ---- sign-in -------------------------------------------------------------------------------
+
+function showSignIn(message) {
+  $("app").hidden = true;
+  $("signin").hidden = false;
+  $("signin-error").textContent = message || "";
+  $("token").focus();
+}
+
+async function signIn(token) {
+  const s = await api.signIn(token);
+  api.setCSRF(s.csrf);
+  await start();
+}
+
+$("signin-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  $("signin-button").disabled = true;
+  try {
+    await signIn($("token").value.trim());
+    $("token").value = "";
+  } catch (err) {
+    showSignIn(err instanceof api.SignedOut ? "Wrong token." : err.message);
+  } finally {
+    $("signin-button").disabled = false;
+  }
+});
+
+// guard runs fn, sending the UI to sign-in when the session is gone.
+async function guard(fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof api.SignedOut) showSignIn(err.message);
+    else if (err.name !== "AbortError") notice(err.message);
+    return undefined;
+  }
+}
+
+function notice(text) {
+  const n = el("p", "notice", text);
+  n.setAttribute("role", "alert");
+  $("message-list").append(n);
+  scrollDown();
+}
+
+// ---- navigation ----------------------------------------------------------------------------
+
+const titles = { memory: "Memory", starmap: "Star map", plugins: "Plugins" };
+
+function route() {
+  let view = (location.hash.replace(/^#/, "") || "chat").split("/")[0];
+  if (view !== "chat" && view !== "settings" && !(view in titles)) view = "chat";
+  for (const a of document.querySelectorAll("#tabs a")) {
+    if (a.dataset.view === view) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  $("view-chat").hidden = view !== "chat";
+  $("view-coming").hidden = !(view in titles);
+  $("view-settings").hidden = view !== "settings";
+  if (view in titles) $("coming-title").textContent = titles[view];
+  if (view === "settings") guard(loadDevices);
+}
+addEventListener("hashchange", route);
+
+// ---- sessions ------------------------------------------------------------------------------
+
+async function loadSessions() {
+  const { sessions } = await api.json("GET", "/api/v1/sessions");
+  state.sessions = sessions.sort((a, b) => new Date(b.updated) - new Date(a.updated));
+  const ul = $("session-list");
+  ul.replaceChildren(...state.sessions.map((s) => {
+    const li = el("li");
+    const b = el("button", "session", s.title || s.id);
+    b.type = "button";
+    if (state.current && s.id === state.current.id) b.setAttribute("aria-current", "true");
+    b.addEventListener("click", () => { closeDrawer(); guard(() => openSession(s)); });
+    li.append(b);
+    return li;
+  }));
+}
+
+async function openSession(s) {
+  saveDraft();
+  state.current = s;
+  state.tools.clear();
+  $("chat-title").textContent = s.title || s.id;
+  $("message-list").replaceChildren();
+  $("delete-session").disabled = s.id === "main";
+  $("message").value = localStorage.getItem("draft:" + s.id) || "";
+  grow();
+  for (const b of document.querySelectorAll("#session-list .session")) {
+    if (b.textContent === (s.title || s.id)) b.setAttribute("aria-current", "true");
+    else b.removeAttribute("aria-current");
+  }
+  const page = await history(0);
+  showMessages(page.messages, false);
+  scrollDown();
+  $("message").focus({ preventScroll: true });
+}
+
+async function history(before) {
+  const q = new URLSearchParams({ page: "1", limit: String(PAGE) });
+  if (before) q.set("before", String(before));
+  const page = await api.json("GET", `/api/v1/sessions/${encodeURIComponent(state.current.id)}/history?${q}`);
+  if (page.messages.length) state.oldest = page.messages[0].id;
+  $("older").hidden = !page.more;
+  return page;
+}
+
+$("older").addEventListener("click", () => guard(async () => {
+  const box = $("messages");
+  const from = box.scrollHeight - box.scrollTop;
+  const page = await history(state.oldest);
+  showMessages(page.messages, true);
+  box.scrollTop = box.scrollHeight - from;
+}));
+
+$("new-session").addEventListener("click", () => guard(async () => {
+  const s = await api.json("POST", "/api/v1/sessions", {});
+  await loadSessions();
+  closeDrawer();
+  await openSession(s);
+}));
+
+$("rename-session").addEventListener("click", () => guard(async () => {
+  const title = prompt("New name of this chat", state.current.title || "");
+  if (title === null || !title.trim()) return;
+  state.current = await api.json("PATCH", `/api/v1/sessions/${encodeURIComponent(state.current.id)}`, { title: title.trim() });
+  $("chat-title").textContent = state.current.title;
+  await loadSessions();
+}));
+
+$("delete-session").addEventListener("click", () => guard(async () => {
+  if (!confirm(`Delete the chat “${state.current.title || state.current.id}”? Its messages stay in memory.`)) return;
+  await api.json("DELETE", `/api/v1/sessions/${encodeURIComponent(state.current.id)}`);
+  localStorage.removeItem("draft:" + state.current.id);
+  state.current = null;
+  await loadSessions();
+  await openSession(state.sessions[0] || { id: "main", title: "main" });
+}));
+
+const closeDrawer = () => { $("sessions").classList.remove("open"); $("toggle-sessions").setAttribute("aria-expanded", "false"); };
+$("toggle-sessions").addEventListener("click", () => {
+  const open = $("sessions").classList.toggle("open");
+  $("toggle-sessions").setAttribute("aria-expanded", String(open));
+});
+
+// ---- messages ------------------------------------------------------------------------------
+
+function bubble(role) {
+  const b = el("article", "msg " + role);
+  b.setAttribute("aria-label", role === "user" ? "You" : "Assistant");
+  return b;
+}
+
+function toolView(call) {
+  const d = el("details", "tool");
+  const s = el("summary");
+  s.append(el("span", "tool-name", call.name), el("span", "tool-state"));
+  const args = el("pre", "tool-args", call.arguments || "");
+  const result = el("pre", "tool-result");
+  result.hidden = true;
+  d.append(s, args, result);
+  const v = { node: d, setState(status, text) {
+    d.dataset.state = status;
+    s.lastChild.textContent = status;
+    if (text) { result.textContent = text; result.hidden = false; }
+  } };
+  v.setState(call.status || "running", call.result);
+  state.tools.set(call.id, v);
+  return v;
+}
+
+// showMessages renders history messages, appended or (older pages) prepended.
+function showMessages(msgs, prepend) {
+  const frag = document.createDocumentFragment();
+  for (const m of msgs) {
+    if (m.role === "user") {
+      const b = bubble("user");
+      b.textContent = m.content;
+      frag.append(b);
+    } else if (m.role === "assistant") {
+      for (const c of m.tool_calls || []) frag.append(toolView({ ...c, status: "running" }).node);
+      if (m.content) {
+        const b = bubble("assistant");
+        b.innerHTML = render(m.content);
+        frag.append(b);
+      }
+    } else if (m.role === "tool") {
+      const v = state.tools.get(m.tool_call_id);
+      if (v) v.setState(m.tool_status || "ok", m.content);
+    }
+  }
+  if (prepend) $("message-list").prepend(frag);
+  else $("message-list").append(frag);
+}
+
+function scrollDown() { const box = $("messages"); box.scrollTop = box.scrollHeight; }
+
+// ---- sending -------------------------------------------------------------------------------
+
+function busy(on) {
+  $("stop").hidden = !on;
+  $("send").disabled = on;
+}
+
+async function send() {
+  const text = $("message").value;
+  if (!text.trim() || state.abort) return;
+  const s = state.current;
+  const mine = bubble("user");
+  mine.textContent = text;
+  $("message-list").append(mine);
+  $("message").value = "";
+  localStorage.removeItem("draft:" + s.id);
+  grow();
+  let reply = null, raw = "", frame = 0;
+  const paint = () => { frame = 0; if (reply) { reply.innerHTML = render(raw); scrollDown(); } };
+  const ensureReply = () => {
+    if (!reply) { reply = bubble("assistant"); reply.classList.add("streaming"); $("message-list").append(reply); }
+    return reply;
+  };
+  state.abort = new AbortController();
+  busy(true);
+  scrollDown();
+  try {
+    await api.stream({ session: s.id, input: text, channel: "web" }, (type, ev) => {
+      switch (type) {
+      case "turn": state.turn = ev.turn_id; break;
+      case "delta":
+        ensureReply(); raw += ev.text;
+        if (!frame) frame = requestAnimationFrame(paint);
+        break;
+      case "tool_call": {
+        const v = toolView(ev.tool);
+        if (reply && !raw) { reply.remove(); reply = null; }
+        $("message-list").append(v.node);
+        reply = null; raw = "";
+        scrollDown();
+        break;
+      }
+      case "tool_result": {
+        const v = state.tools.get(ev.tool.id) || toolView(ev.tool);
+        v.setState(ev.tool.status, ev.tool.result);
+        break;
+      }
+      case "final":
+        ensureReply(); raw = ev.text || raw; paint();
+        break;
+      case "error":
+        notice(ev.text);
+        break;
+      }
+    }, state.abort.signal);
+  } catch (err) {
+    if (err instanceof api.SignedOut) { showSignIn(err.message); return; }
+    if (err.name !== "AbortError") notice(err.message);
+  } finally {
+    if (frame) cancelAnimationFrame(frame), paint();
+    if (reply) reply.classList.remove("streaming");
+    state.abort = null; state.turn = null;
+    busy(false);
+  }
+  guard(loadSessions);
+}
+
+$("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+$("message").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing && desktopEnter()) { e.preventDefault(); send(); }
+});
+$("message").addEventListener("input", () => { grow(); saveDraft(); });
+$("stop").addEventListener("click", () => guard(async () => {
+  if (state.turn) await api.json("POST", `/api/v1/turns/${encodeURIComponent(state.turn)}/cancel`);
+  else if (state.abort) state.abort.abort();
+}));
+
+function saveDraft() {
+  if (!state.current) return;
+  const v = $("message").value;
+  if (v) localStorage.setItem("draft:" + state.current.id, v);
+  else localStorage.removeItem("draft:" + state.current.id);
+}
+
+function grow() {
+  const t = $("message");
+  t.style.height = "auto";
+  t.style.height = Math.min(t.scrollHeight, 200) + "px";
+}
+
+// ---- settings ------------------------------------------------------------------------------
+
+async function loadDevices() {
+  const { devices } = await api.json("GET", "/api/v1/web/devices");
+  $("device-list").replaceChildren(...devices.map((d) => {
+    const li = el("li", "device");
+    const seen = new Date(d.last_seen).toLocaleString();
+    li.append(el("span", "device-name", d.name + (d.current ? " (this device)" : "")), el("span", "hint", "last used " + seen));
+    const b = el("button", "", "Revoke");
+    b.type = "button";
+    b.setAttribute("aria-label", "Revoke " + d.name);
+    b.addEventListener("click", () => guard(async () => {
+      await api.json("DELETE", `/api/v1/web/devices/${d.id}`);
+      if (d.current) showSignIn("This device was signed out.");
+      else await loadDevices();
+    }));
+    li.append(b);
+    return li;
+  }));
+}
+
+$("sign-out").addEventListener("click", () => guard(async () => {
+  await api.json("DELETE", "/api/v1/web/session");
+  showSignIn("Signed out.");
+}));
+
+// ---- start ---------------------------------------------------------------------------------
+
+async function start() {
+  $("signin").hidden = true;
+  $("app").hidden = false;
+  if (!location.hash || location.hash.startsWith("#token=")) history.replaceState(null, "", location.pathname + "#chat");
+  route();
+  await loadSessions();
+  await openSession(state.sessions[0] || { id: "main", title: "main" });
+}
+
+async function boot() {
+  const m = location.hash.match(/^#token=([^&]+)/);
+  if (m) {
+    const token = decodeURIComponent(m[1]);
+    history.replaceState(null, "", location.pathname + "#chat"); // the token leaves the address bar at once
+    try { await signIn(token); } catch (err) { showSignIn(err instanceof api.SignedOut ? "Wrong token." : err.message); }
+    return;
+  }
+  try {
+    const s = await api.json("GET", "/api/v1/web/session");
+    api.setCSRF(s.csrf);
+    await start();
+  } catch (err) {
+    showSignIn(err instanceof api.SignedOut ? "" : err.message);
+  }
+}
+
+if ("serviceWorker" in navigator && window.isSecureContext) {
+  navigator.serviceWorker.register("/sw.js").catch(() => { /* the UI works without it */ });
+}
+boot();
