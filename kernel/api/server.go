@@ -270,11 +270,15 @@ func isHealth(r *http.Request) bool {
 }
 
 // authorized checks the bearer token in constant time, answering 401 when it is missing or wrong.
+// A refused request's connection is closed: the header is set before the answer is written (set
+// after it, the connection stayed open with the read deadline ServeHTTP then sets, and the
+// client's next request on it was cancelled mid-way: a browser's sign-in after a 401).
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	got, ok := bearer(r.Header.Get("Authorization"))
 	if ok && s.token != "" && tokenEqual(got, s.token) {
 		return true
 	}
+	w.Header().Set("Connection", "close")
 	msg := ""
 	if !ok { // the web UI's same-origin requests carry its device session instead (web.go)
 		web, status, why := s.webAuthorized(r)

@@ -113,6 +113,13 @@ func TestWebUIMount(t *testing.T) {
 		})
 	}
 
+	// A refused request's connection is closed (Connection: close sent with the 401): a
+	// browser's next request, its sign-in, goes on a fresh connection instead of one whose read
+	// deadline has passed (which cancelled it mid-way).
+	if resp, _ := tcp.do(t, "GET", "/api/v1/sessions", "", nil); resp.StatusCode != 401 || !resp.Close {
+		t.Fatalf("a 401 keeps its connection: %d close=%v", resp.StatusCode, resp.Close)
+	}
+
 	// Revoked with the owner's token: the device's next request is 401, saying why.
 	if resp, body := tcp.do(t, "DELETE", "/api/v1/web/devices/"+signed.Device.ID, "", map[string]string{"Authorization": "Bearer " + owner}); resp.StatusCode != 204 {
 		t.Fatalf("revoke: %d %s", resp.StatusCode, body)

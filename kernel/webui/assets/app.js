@@ -111,13 +111,13 @@ async function openSession(s) {
     if (b.textContent === (s.title || s.id)) b.setAttribute("aria-current", "true");
     else b.removeAttribute("aria-current");
   }
-  const page = await history(0);
+  const page = await loadHistory(0);
   showMessages(page.messages, false);
   scrollDown();
   $("message").focus({ preventScroll: true });
 }
 
-async function history(before) {
+async function loadHistory(before) {
   const q = new URLSearchParams({ page: "1", limit: String(PAGE) });
   if (before) q.set("before", String(before));
   const page = await api.json("GET", `/api/v1/sessions/${encodeURIComponent(state.current.id)}/history?${q}`);
@@ -129,7 +129,7 @@ async function history(before) {
 $("older").addEventListener("click", () => guard(async () => {
   const box = $("messages");
   const from = box.scrollHeight - box.scrollTop;
-  const page = await history(state.oldest);
+  const page = await loadHistory(state.oldest);
   showMessages(page.messages, true);
   box.scrollTop = box.scrollHeight - from;
 }));
@@ -273,7 +273,10 @@ async function send() {
     }, state.abort.signal);
   } catch (err) {
     if (err instanceof api.SignedOut) { showSignIn(err.message); return; }
-    if (err.name !== "AbortError") notice(err.message);
+    if (err.name === "AbortError") {
+      const n = el("p", "note", "Stopped.");
+      $("message-list").append(n);
+    } else notice(err.message);
   } finally {
     if (frame) cancelAnimationFrame(frame), paint();
     if (reply) reply.classList.remove("streaming");
@@ -288,10 +291,12 @@ $("message").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing && desktopEnter()) { e.preventDefault(); send(); }
 });
 $("message").addEventListener("input", () => { grow(); saveDraft(); });
-$("stop").addEventListener("click", () => guard(async () => {
-  if (state.turn) await api.json("POST", `/api/v1/turns/${encodeURIComponent(state.turn)}/cancel`);
-  else if (state.abort) state.abort.abort();
-}));
+// Stop cancels the turn (when the kernel has named it) and stops reading its stream at once;
+// closing the stream cancels a turn the kernel still runs, too.
+$("stop").addEventListener("click", () => {
+  if (state.turn) api.request("POST", `/api/v1/turns/${encodeURIComponent(state.turn)}/cancel`).catch(() => { /* already over */ });
+  if (state.abort) state.abort.abort();
+});
 
 function saveDraft() {
   if (!state.current) return;

@@ -1,0 +1,97 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWebUI drives the web UI (kernel/webui, docs/web.md) of a real homed answering with
+// ../shared/tools/fake_openai.py, in Debian's chromium through playwright-core (pinned in
+// testdata/webui, installed by `make webui-peers`), at a phone viewport (390×844) and a desktop
+// one (1280×800): the sign-in page, 401 for an anonymous browser, a wrong token refused, sign-in
+// with the token, the newest chat opened with its history paged (before=ID), a new chat renamed
+// and deleted, a streamed reply painted while it streams, Stop, Markdown with a code block
+// (escaped), a tool call with its state, sign-in with /#token=…, and a device revoked from
+// Settings sent back to sign-in. Screenshots go to build/screenshots/web-*.png (docs/screenshots
+// holds the ones looked at).
+func TestWebUI(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "webui"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err != nil {
+		t.Fatalf("playwright-core is not installed (%v): run `make webui-peers`", err)
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Fatalf("Debian's chromium: %v (.ci/deps.sh installs it)", err)
+	}
+	shots, err := filepath.Abs(filepath.Join("..", "..", "build", "screenshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := startFakeOpenAI(t)
+	e := newEnv(t)
+	base, token := v1Homed(t, e, "")
+	e.addProvider(fake.url, "sk-web")
+
+	// A chat with more than a page (50) of history, the newest one.
+	const paged = "Paged history"
+	code, raw := e.postJSON("/api/v1/sessions", map[string]string{"title": paged})
+	var s struct{ ID string }
+	if err := json.Unmarshal(raw, &s); err != nil || code != 201 {
+		t.Fatalf("create session: %d %s", code, raw)
+	}
+	for i := 0; i < 30; i++ {
+		if code, raw := e.postJSON("/api/v1/chat", map[string]string{"session": s.ID, "input": fmt.Sprint("earlier message ", i)}); code != 200 || !bytes.Contains(raw, []byte("event: final")) {
+			t.Fatalf("seed turn %d: %d %s", i, code, raw)
+		}
+	}
+
+	for _, size := range []string{"phone", "desktop"} {
+		t.Run(size, func(t *testing.T) {
+			start := time.Now()
+			cmd := exec.Command("node", filepath.Join(dir, "web.mjs"), base, token, size, shots, paged)
+			cmd.Dir = dir
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("node web.mjs %s: %v\n%s%s", size, err, stdout.String(), stderr.String())
+			}
+			var got map[string]any
+			if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &got); err != nil {
+				t.Fatalf("web.mjs: %v: %q %s", err, stdout.String(), stderr.String())
+			}
+			t.Logf("%s in %v: %v", size, time.Since(start).Round(time.Millisecond), got)
+			if got["anonymous_status"] != float64(401) || got["revoked_status"] != float64(401) || got["tool_state"] != "ok" {
+				t.Fatalf("web.mjs measured %v", got)
+			}
+			if strings.Contains(fmt.Sprint(got["fragment_url"]), token) {
+				t.Fatalf("the token stayed in the address bar: %v", got["fragment_url"])
+			}
+		})
+	}
+	// Every device the runs signed in is accounted for: each run revoked its second browser.
+	var devs struct {
+		Devices []struct{ ID, Name string }
+	}
+	resp, err := e.unixHTTP().Get("http://hologram/api/v1/web/devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&devs); err != nil || len(devs.Devices) != 2 {
+		t.Fatalf("devices left: %v %v", devs, err)
+	}
+}
