@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
 )
 
 // TestWebUI drives the web UI (kernel/webui, docs/web.md) of a real homed answering with
@@ -20,7 +22,8 @@ import (
 // one (1280×800): the sign-in page, 401 for an anonymous browser, a wrong token refused, sign-in
 // with the token, the newest chat opened with its history paged (before=ID), a new chat renamed
 // and deleted, a streamed reply painted while it streams, Stop, Markdown with a code block
-// (escaped), a tool call with its state, sign-in with /#token=…, and a device revoked from
+// (escaped), a tool call with its state, the shell plugin's approval answered inline (Deny on the
+// phone, Approve on the desktop), sign-in with /#token=…, and a device revoked from
 // Settings sent back to sign-in. Screenshots go to build/screenshots/web-*.png (docs/screenshots
 // holds the ones looked at).
 func TestWebUI(t *testing.T) {
@@ -43,8 +46,24 @@ func TestWebUI(t *testing.T) {
 	}
 	fake := startFakeOpenAI(t)
 	e := newEnv(t)
+	// The shell plugin asks the owner before running a command: its approvals are answered in
+	// the page.
+	bp := filepath.Join(e.root, "builtin")
+	buildBuiltins(t, bp, "shell")
+	t.Setenv("HOLOGRAM_PLUGINS_DIR", bp)
+	shellConf := filepath.Join(e.config, "hologram", "plugins")
+	if err := os.MkdirAll(shellConf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shellConf, "shell.toml"), []byte("[[allow]]\nprogram = \"echo\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	base, token := v1Homed(t, e, "")
 	e.addProvider(fake.url, "sk-web")
+	if out, errOut, code := e.waiter("", nil, "plugin", "enable", "shell"); code != 0 {
+		t.Fatalf("enable shell: %d %s%s", code, out, errOut)
+	}
+	e.waitPlugin("shell", "running", func(p client.Plugin) bool { return p.State == "running" })
 
 	// A chat with more than a page (50) of history, the newest one.
 	const paged = "Paged history"
@@ -74,7 +93,7 @@ func TestWebUI(t *testing.T) {
 				t.Fatalf("web.mjs: %v: %q %s", err, stdout.String(), stderr.String())
 			}
 			t.Logf("%s in %v: %v", size, time.Since(start).Round(time.Millisecond), got)
-			if got["anonymous_status"] != float64(401) || got["revoked_status"] != float64(401) || got["tool_state"] != "ok" {
+			if got["anonymous_status"] != float64(401) || got["revoked_status"] != float64(401) || got["tool_state"] != "ok" || got["approval"] == nil {
 				t.Fatalf("web.mjs measured %v", got)
 			}
 			if strings.Contains(fmt.Sprint(got["fragment_url"]), token) {

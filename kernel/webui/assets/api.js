@@ -18,8 +18,8 @@ async function failure(res) {
 }
 
 // request sends one API request and returns the Response (ok) or throws.
-export async function request(method, path, body, signal) {
-  const headers = {};
+export async function request(method, path, body, signal, extra) {
+  const headers = { ...extra };
   if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = csrf;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body),

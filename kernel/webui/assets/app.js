@@ -14,7 +14,7 @@ const el = (tag, cls, text) => {
 const PAGE = 50;
 const desktopEnter = () => !matchMedia("(pointer: coarse)").matches;
 
-const state = { sessions: [], current: null, oldest: 0, turn: null, abort: null, tools: new Map() };
+const state = { sessions: [], current: null, oldest: 0, turn: null, abort: null, tools: new Map(), device: null, credential: "" };
 
 // ---- sign-in -------------------------------------------------------------------------------
 
@@ -28,6 +28,7 @@ function showSignIn(message) {
 async function signIn(token) {
   const s = await api.signIn(token);
   api.setCSRF(s.csrf);
+  state.device = s.device;
   await start();
 }
 
@@ -216,6 +217,75 @@ function showMessages(msgs, prepend) {
 
 function scrollDown() { const box = $("messages"); box.scrollTop = box.scrollHeight; }
 
+// ---- approvals -----------------------------------------------------------------------------
+
+// answerApproval answers with this device's approval credential, asking the kernel for one
+// first (and again when a restarted kernel no longer knows it).
+async function answerApproval(id, approve) {
+  for (let attempt = 0; ; attempt++) {
+    if (!state.credential) {
+      const name = "web: " + (state.device ? state.device.name : "browser");
+      state.credential = (await api.json("POST", "/api/v1/approvals/credential", { client: name.slice(0, 64) })).credential;
+    }
+    try {
+      const res = await api.request("POST", `/api/v1/approvals/${encodeURIComponent(id)}`, { approve }, undefined,
+        { "X-Hologram-Approval-Credential": state.credential });
+      return await res.json();
+    } catch (err) {
+      if (attempt > 0 || !(err instanceof api.APIError) || err.status !== 403 || !/credential/.test(err.message)) throw err;
+      state.credential = "";
+    }
+  }
+}
+
+const approvalWords = { approved: "Approved.", denied: "Denied.", expired: "Expired: no answer in time, so denied.", cancelled: "Cancelled." };
+
+// showApproval shows an approval request as a card with Approve and Deny, or updates its card.
+function showApproval(ap) {
+  let card = document.querySelector(`article.approval[data-id="${CSS.escape(ap.id)}"]`);
+  if (!card) {
+    card = approvalView(ap);
+    $("message-list").append(card);
+    scrollDown();
+  }
+  if (ap.state && ap.state !== "pending") settle(card, ap.state);
+}
+
+function settle(card, st) {
+  card.dataset.state = st;
+  card.querySelector("[role=status]").textContent = approvalWords[st] || st;
+  card.querySelector(".approval-actions").hidden = true;
+}
+
+function approvalView(ap) {
+  const card = el("article", "approval");
+  card.dataset.id = ap.id;
+  card.setAttribute("aria-label", "Approval: " + ap.title);
+  card.append(el("h3", "", ap.title));
+  if (ap.detail) card.append(el("pre", "", ap.detail));
+  const row = el("div", "approval-actions");
+  const status = el("p", "note");
+  status.setAttribute("role", "status");
+  const yes = el("button", "", "Approve");
+  const no = el("button", "deny", "Deny");
+  for (const [b, approve] of [[yes, true], [no, false]]) {
+    b.type = "button";
+    b.addEventListener("click", () => guard(async () => {
+      yes.disabled = no.disabled = true;
+      try {
+        const out = await answerApproval(ap.id, approve);
+        settle(card, out.state || (approve ? "approved" : "denied"));
+      } catch (err) {
+        yes.disabled = no.disabled = false;
+        throw err;
+      }
+    }));
+  }
+  row.append(yes, no);
+  card.append(row, status);
+  return card;
+}
+
 // ---- sending -------------------------------------------------------------------------------
 
 function busy(on) {
@@ -263,6 +333,9 @@ async function send() {
         v.setState(ev.tool.status, ev.tool.result);
         break;
       }
+      case "approval": // asked (pending), then again once answered, expired or cancelled
+        showApproval(ev.approval);
+        break;
       case "final":
         ensureReply(); raw = ev.text || raw; paint();
         break;
@@ -359,6 +432,7 @@ async function boot() {
   try {
     const s = await api.json("GET", "/api/v1/web/session");
     api.setCSRF(s.csrf);
+    state.device = s.device;
     await start();
   } catch (err) {
     showSignIn(err instanceof api.SignedOut ? "" : err.message);

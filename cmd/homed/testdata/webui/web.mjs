@@ -26,6 +26,10 @@ try {
   const ctx = await browser.newContext({ ...device, serviceWorkers: "block" });
   const page = await ctx.newPage();
   page.on("pageerror", (e) => { throw new Error(`${size}: page error: ${e.message}`); });
+  if (process.env.WEBUI_DEBUG) {
+    page.on("console", (m) => process.stderr.write(`console ${m.type()}: ${m.text()}\n`));
+    page.on("response", (r) => process.stderr.write(`${r.request().method()} ${r.url()} ${r.status()}\n`));
+  }
   const t0 = Date.now();
   await page.goto(base + "/");
   await page.getByLabel("Token").waitFor({ timeout: T });
@@ -127,6 +131,25 @@ try {
   await page.locator(".msg.assistant", { hasText: "DONE" }).last().waitFor({ timeout: T });
   out.tool_state = await tool.getAttribute("data-state");
   expect(out.tool_state === "ok", `tool call state ${out.tool_state}`);
+  // An approval, answered in the chat: Deny on the phone, Approve on the desktop.
+  const approve = !phone;
+  const said = `answered in the web on the ${size}`;
+  await message.fill(`CALL shell_run {"argv":["echo","${said}"]}`);
+  await page.getByRole("button", { name: "Send" }).click();
+  const card = page.locator("article.approval").last();
+  await card.waitFor({ timeout: 30_000 });
+  await card.getByRole("button", { name: approve ? "Approve" : "Deny" }).click();
+  await card.getByText(approve ? "Approved." : "Denied.").waitFor({ timeout: T });
+  const shell = page.locator("details.tool", { hasText: "shell_run" }).last();
+  await page.waitForFunction(() => {
+    const t = [...document.querySelectorAll("details.tool")].filter((d) => d.textContent.includes("shell_run")).pop();
+    return t && t.dataset.state !== "running";
+  }, null, { timeout: 30_000 });
+  const done = page.locator(".msg.assistant", { hasText: "DONE" }).last();
+  await done.waitFor({ timeout: T });
+  out.approval = { answer: approve ? "approve" : "deny", tool: await shell.getAttribute("data-state"), reply: (await done.textContent()).slice(0, 120) };
+  expect(approve ? out.approval.tool === "ok" && out.approval.reply.includes(said) : out.approval.tool !== "ok" && /den/i.test(out.approval.reply),
+    `the ${approve ? "approved" : "denied"} command: ${JSON.stringify(out.approval)}`);
   await page.getByRole("button", { name: "Send" }).waitFor({ timeout: T });
   await message.fill("");
   await page.screenshot({ path: `${shots}/web-chat-${size}.png` });
@@ -164,6 +187,15 @@ try {
   await other.close();
   await ctx.close();
   process.stdout.write(JSON.stringify(out) + "\n");
+} catch (err) {
+  // What the pages said (their error notices) explains most failures.
+  for (const ctx of browser.contexts()) {
+    for (const p of ctx.pages()) {
+      const notes = await p.locator(".notice, #signin-error, article.approval").allTextContents().catch(() => []);
+      if (notes.length) process.stderr.write(`${size}: the page ${p.url()} says: ${JSON.stringify(notes)}\n`);
+    }
+  }
+  throw err;
 } finally {
   await browser.close();
 }
