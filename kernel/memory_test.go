@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -117,19 +118,11 @@ func TestPrivateSecretNeverSurfacesInGroup(t *testing.T) {
 	if err != nil || !strings.Contains(itemsText(w), marker) {
 		t.Fatalf("the main session's window lacks the secret: %+v, %v", w, err)
 	}
-	for _, in := range []string{"mango smoothie recipe", "violin tuning advice", "hiking trail suggestions"} {
-		chat(t, k, "main", in)
-	}
-	l2, err := k.Store.LayerEvents(ctx, "main", memory.LayerL2)
-	if err != nil || !slices.ContainsFunc(l2, func(e memory.Event) bool { return e.Content == secret }) {
-		t.Fatalf("the secret did not sink to L2: %+v, %v", l2, err)
-	}
+	chatUntilSunk(t, k, "main", secret)
 	// The group's own thing, also sunk to L2 (so the group's coldcontext_query has something
 	// to find); another group's; a public one.
 	chat(t, k, "qq-friends-2", friends)
-	for _, in := range []string{"penguin documentary tonight", "crossword clue help", "bicycle repair shop"} {
-		chat(t, k, "qq-friends-2", in)
-	}
+	chatUntilSunk(t, k, "qq-friends-2", friends)
 	chat(t, k, "qq-other", other)
 	chat(t, k, "news", public)
 
@@ -232,6 +225,24 @@ func TestPrivateSecretNeverSurfacesInGroup(t *testing.T) {
 	}
 }
 
+// chatUntilSunk chats unrelated turns in session until the event whose content is content has
+// sunk to L2: the window fills its budget with earlier turns, so it sinks once the session
+// holds more than the budget (at most 80 turns).
+func chatUntilSunk(t *testing.T, k memKernel, session, content string) {
+	t.Helper()
+	for i := range 80 {
+		l2, err := k.Store.LayerEvents(context.Background(), session, memory.LayerL2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(l2, func(e memory.Event) bool { return e.Content == content }) {
+			return
+		}
+		chat(t, k, session, fmt.Sprintf("filler turn %d about quartz meadows and copper kettles", i))
+	}
+	t.Fatalf("%q did not sink to L2 of %s in 80 turns", content, session)
+}
+
 func itemsText(w client.Window) string {
 	var b strings.Builder
 	for _, it := range w.Items {
@@ -250,9 +261,7 @@ func TestWindowSinksToL2AndColdQueryBringsBack(t *testing.T) {
 	ctx := testCtx(t)
 	const first = "ultramarine tulips bloom near the pond"
 	chat(t, k, "main", first)
-	for _, in := range []string{"alpha bravo", "charlie delta", "echo foxtrot", "golf hotel", "india juliet", "kilo lima"} {
-		chat(t, k, "main", in)
-	}
+	chatUntilSunk(t, k, "main", first)
 	l2, err := k.Store.LayerEvents(ctx, "main", memory.LayerL2)
 	if err != nil {
 		t.Fatal(err)
@@ -484,5 +493,55 @@ func TestBadInput(t *testing.T) {
 	defer mu.Unlock()
 	if len(invalid) > 0 {
 		t.Fatalf("the tokenizer got %d invalid texts, e.g. %.80q", len(invalid), invalid[0])
+	}
+}
+
+// TestWindowFillsItsBudgetOverTurns is the new user's case: thirty short turns, nothing in
+// the 30th input matching an earlier one. The 30th prompt carries the whole conversation (it
+// fits the default budget of 8,000 tokens), not only the dozen pinned recent events; with a
+// budget it cannot fill, the window uses most of it and the oldest turns sink to L2.
+func TestWindowFillsItsBudgetOverTurns(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		o         memOptions
+		allTurns  bool // the last prompt holds every earlier user turn
+		firstSunk bool
+	}{
+		{"default budget", memOptions{}, true, false},
+		{"a 256-token budget", memOptions{WindowTokens: 256, Recent: 4}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newMemKernel(t, tc.o)
+			fake := withFake(t, k)
+			ctx := testCtx(t)
+			for i := range 29 {
+				chat(t, k, "main", fmt.Sprintf("note %d: the %s shelf needs sorting", i, []string{"red", "green", "blue"}[i%3]))
+			}
+			n := len(fake.Requests())
+			chat(t, k, "main", "ok, thanks")
+			prompt := promptText(fake.Requests(), n)
+			users := strings.Count(prompt, "user: note ")
+			if tc.allTurns && users != 29 {
+				t.Fatalf("the 30th prompt holds %d of the 29 earlier user turns:\n%s", users, prompt)
+			}
+			if !tc.allTurns && (users < 4 || users >= 29) {
+				t.Fatalf("the 30th prompt holds %d of 29 earlier user turns with a 256-token budget:\n%s", users, prompt)
+			}
+			w, err := k.Service().Window(ctx, "main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.allTurns && w.Used < w.Budget*3/4 {
+				t.Errorf("window used %d of %d tokens", w.Used, w.Budget)
+			}
+			l2, err := k.Store.LayerEvents(ctx, "main", memory.LayerL2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sunk := slices.ContainsFunc(l2, func(e memory.Event) bool { return strings.HasPrefix(e.Content, "note 0:") })
+			if sunk != tc.firstSunk {
+				t.Errorf("the first turn in L2: %v, want %v (L2 holds %d events)", sunk, tc.firstSunk, len(l2))
+			}
+		})
 	}
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // graphEnv is an installation whose memory distils quickly: a small window (older turns sink
-// to L2 at once), events idle after a millisecond, the LLM-free extractor.
+// to L2 once a session holds more than 256 tokens), events idle after a millisecond, the LLM-free extractor.
 func graphEnv(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t)
@@ -63,6 +63,10 @@ func TestWaiterMemoryGraphGCForgetExportImport(t *testing.T) {
 		"What a long day it was, I need some rest now.",
 	} {
 		e.ask(s)
+	}
+	// The window fills its 256 tokens with earlier turns: more turns make the first ones sink.
+	for i := range 6 {
+		e.ask(fmt.Sprintf("Filler turn %d: a few more words about nothing in particular, to take room in the window.", i))
 	}
 	var rep client.GCReport
 	e.waiterJSON(&rep, "memory", "gc", "--json")

@@ -82,7 +82,7 @@ func TestDenseFusion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := Query{Terms: testVocab.Lookup([]string{"dog"}), VocabSize: testVocab.Size(), Dense: denseOf(len(cands), tc.cos)}
 			res := ComputeQuery(cands, q, Config{Budget: tc.budget, Recent: 1}, nil)
-			if got := fmt.Sprint(ids(cands, res.Items)); got != tc.kept {
+			if got := fmt.Sprint(chosen(cands, res.Items)); got != tc.kept {
 				t.Fatalf("kept %s, want %s (items %+v)", got, tc.kept, res.Items)
 			}
 			if tc.check != nil {

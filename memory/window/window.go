@@ -1,6 +1,7 @@
 // Package window computes a session's L1 context window (ARCHITECTURE.md §4): the most recent
 // events are pinned, every other candidate is scored against the current input, and the best are
-// kept until the token budget is met. Every kept item carries its score, reason and source, so a
+// kept; what the token budget still holds then goes to the earlier turns, newest first, so the
+// window fills its budget whenever the session has that much. Every kept item carries its score, reason and source, so a
 // user can see why it is in the prompt; the rest sink to L2.
 //
 // An assistant event that calls tools and the results of those calls form one unit: they are kept
@@ -102,6 +103,7 @@ type Result struct {
 	Items  []Item // chronological
 	Sunk   []int  // indexes of the candidates that did not fit, to move to L2
 	Pinned int    // events pinned as recent
+	Filled int    // earlier events kept because the budget had room after the relevant ones
 	Used   int    // tokens of the kept items
 	Budget int
 }
@@ -252,6 +254,25 @@ func ComputeQuery(cands []Candidate, q Query, cfg Config, recalled map[int64]boo
 		res.Used += units[u].tokens
 		units[u].why = "relevant to the input"
 	}
+	// What the budget still holds goes to the turns before the pinned ones, newest first: a
+	// short input that matches nothing still gets the conversation it continues, as far back as
+	// the budget reaches (a unit too large to fit is passed over, as above).
+	misses = 0
+	for u := len(units) - 1; u >= 0 && res.Used < cfg.Budget && misses < 32 && (cfg.MaxItems <= 0 || items < cfg.MaxItems); u-- {
+		if keep[u] {
+			continue
+		}
+		if res.Used+units[u].tokens > cfg.Budget || cfg.MaxItems > 0 && items+units[u].end-units[u].start > cfg.MaxItems {
+			misses++
+			continue
+		}
+		misses = 0
+		keep[u] = true
+		items += units[u].end - units[u].start
+		res.Used += units[u].tokens
+		res.Filled += units[u].end - units[u].start
+		units[u].why = "earlier in the conversation"
+	}
 	for u, un := range units {
 		for i := un.start; i < un.end; i++ {
 			if !keep[u] {
@@ -265,7 +286,7 @@ func ComputeQuery(cands []Candidate, q Query, cfg Config, recalled map[int64]boo
 				}
 			}
 			it := Item{Index: i, Score: scores[i], Reason: why, Source: SourceScored}
-			if un.why == "recent" {
+			if un.why == "recent" || un.why == "earlier in the conversation" {
 				it.Source = SourcePinned
 			}
 			if recalled[cands[i].Event.ID] && it.Source != SourcePinned {

@@ -36,20 +36,76 @@ func TestComputePinsScoresAndSinks(t *testing.T) {
 		ev(5, memory.RoleUser, "paris trip next week", 10),
 		ev(6, memory.RoleAssistant, "sounds fun", 10),
 	}
+	// 5 and 6 pinned, 1 relevant, then 4 (the newest left) fills the last 10 tokens.
 	res := compute(cands, []string{"dog", "rex"}, Config{Budget: 40, Recent: 2}, nil)
 	kept := ids(cands, res.Items)
-	if fmt.Sprint(kept) != "[1 5 6]" || res.Pinned != 2 || res.Used != 30 {
-		t.Fatalf("kept %v pinned %d used %d", kept, res.Pinned, res.Used)
+	if fmt.Sprint(kept) != "[1 4 5 6]" || res.Pinned != 2 || res.Filled != 1 || res.Used != 40 {
+		t.Fatalf("kept %v pinned %d filled %d used %d", kept, res.Pinned, res.Filled, res.Used)
 	}
 	if res.Items[0].Source != SourceScored || res.Items[0].Score <= 0 || res.Items[0].Reason == "" || res.Items[2].Source != SourcePinned {
 		t.Fatalf("items %+v", res.Items)
+	}
+	if it := res.Items[1]; it.Source != SourcePinned || it.Reason != "earlier in the conversation" {
+		t.Fatalf("filled item %+v", it)
 	}
 	var sunk []int64
 	for _, i := range res.Sunk {
 		sunk = append(sunk, cands[i].Event.ID)
 	}
-	if fmt.Sprint(sunk) != "[2 3 4]" {
+	if fmt.Sprint(sunk) != "[2 3]" {
 		t.Fatalf("sunk %v", sunk)
+	}
+}
+
+// chosen is ids for the items kept as recent or relevant, not those filling the budget.
+func chosen(cands []Candidate, items []Item) []int64 {
+	var out []int64
+	for _, it := range items {
+		if it.Reason != "earlier in the conversation" {
+			out = append(out, cands[it.Index].Event.ID)
+		}
+	}
+	return out
+}
+
+// TestWindowFillsItsBudget: once the recent and the relevant turns are in, the turns before
+// them fill what the budget holds, newest first, passing over one too large to fit, within
+// MaxItems; an input that matches nothing still gets the conversation it continues.
+func TestWindowFillsItsBudget(t *testing.T) {
+	var cands []Candidate
+	for i := int64(1); i <= 40; i++ {
+		tok := 10
+		if i == 30 {
+			tok = 500 // a pasted document
+		}
+		cands = append(cands, ev(i, memory.RoleUser, fmt.Sprintf("turn%d words", i), tok))
+	}
+	for _, tc := range []struct {
+		name        string
+		cfg         Config
+		input       []string
+		kept, sunk  int
+		used        int
+		hasID, noID int64
+	}{
+		// 39 × 10 + 500 tokens fit 8,000: nothing sinks.
+		{"everything fits", Config{Budget: 8000, Recent: 12}, []string{"nothing"}, 40, 0, 890, 1, 0},
+		// The 39 turns of 10 tokens take the whole 390; turn 30 (500) is passed over.
+		{"a large turn is passed over", Config{Budget: 390, Recent: 5}, []string{"nothing"}, 39, 1, 390, 1, 30},
+		{"the budget stops the fill, newest first", Config{Budget: 100, Recent: 5}, []string{"nothing"}, 10, 30, 100, 31, 29},
+		{"MaxItems caps it", Config{Budget: 8000, Recent: 5, MaxItems: 8}, []string{"nothing"}, 8, 32, 80, 33, 32},
+		{"a relevant old turn comes before the fill", Config{Budget: 100, Recent: 5}, []string{"turn2"}, 10, 30, 100, 2, 31},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compute(cands, tc.input, tc.cfg, nil)
+			got := map[int64]bool{}
+			for _, id := range ids(cands, res.Items) {
+				got[id] = true
+			}
+			if len(res.Items) != tc.kept || len(res.Sunk) != tc.sunk || res.Used != tc.used || !got[tc.hasID] || got[tc.noID] {
+				t.Fatalf("kept %d sunk %d used %d (want %d/%d/%d), ids %v", len(res.Items), len(res.Sunk), res.Used, tc.kept, tc.sunk, tc.used, ids(cands, res.Items))
+			}
+		})
 	}
 }
 
