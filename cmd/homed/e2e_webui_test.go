@@ -22,7 +22,8 @@ import (
 // one (1280×800): the sign-in page, 401 for an anonymous browser, a wrong token refused, sign-in
 // with the token, the newest chat opened with its history paged (before=ID), a new chat renamed
 // and deleted, a streamed reply painted while it streams, Stop, Markdown with a code block
-// (escaped), a tool call with its state, the shell plugin's approval answered inline (Deny on the
+// (escaped), an attachment (a photo picked on the phone, a text file dropped on the desktop)
+// kept with its message over a reload (and the draft), a tool call with its state, the shell plugin's approval answered inline (Deny on the
 // phone, Approve on the desktop), sign-in with /#token=…, and a device revoked from
 // Settings sent back to sign-in. Screenshots go to build/screenshots/web-*.png (docs/screenshots
 // holds the ones looked at).
@@ -93,7 +94,7 @@ func TestWebUI(t *testing.T) {
 				t.Fatalf("web.mjs: %v: %q %s", err, stdout.String(), stderr.String())
 			}
 			t.Logf("%s in %v: %v", size, time.Since(start).Round(time.Millisecond), got)
-			if got["anonymous_status"] != float64(401) || got["revoked_status"] != float64(401) || got["tool_state"] != "ok" || got["approval"] == nil {
+			if got["anonymous_status"] != float64(401) || got["revoked_status"] != float64(401) || got["tool_state"] != "ok" || got["approval"] == nil || got["attachment"] == nil {
 				t.Fatalf("web.mjs measured %v", got)
 			}
 			if strings.Contains(fmt.Sprint(got["fragment_url"]), token) {
@@ -101,6 +102,29 @@ func TestWebUI(t *testing.T) {
 			}
 		})
 	}
+	// The attachments went the real way: stored as blocks of their messages, the text one shown
+	// to the model.
+	var hist client.HistoryPage
+	hr, err := e.unixHTTP().Get("http://hologram/api/v1/sessions/" + s.ID + "/history?page=1&limit=500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(hr.Body).Decode(&hist)
+	hr.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, m := range hist.Messages {
+		for _, b := range m.Blocks {
+			names[b.Kind+" "+b.Name] = true
+		}
+	}
+	if !names["image photo.png"] || !names["text notes.txt"] {
+		t.Fatalf("the attachments stored: %v", names)
+	}
+	fake.lastRequestWith(t, "the web notes say hello")
+
 	// Every device the runs signed in is accounted for: each run revoked its second browser.
 	var devs struct {
 		Devices []struct{ ID, Name string }

@@ -14,7 +14,7 @@ const el = (tag, cls, text) => {
 const PAGE = 50;
 const desktopEnter = () => !matchMedia("(pointer: coarse)").matches;
 
-const state = { sessions: [], current: null, oldest: 0, turn: null, abort: null, tools: new Map(), device: null, credential: "" };
+const state = { sessions: [], current: null, oldest: 0, turn: null, abort: null, tools: new Map(), device: null, credential: "", pending: [] };
 
 // ---- sign-in -------------------------------------------------------------------------------
 
@@ -198,6 +198,7 @@ function showMessages(msgs, prepend) {
     if (m.role === "user") {
       const b = bubble("user");
       b.textContent = m.content;
+      if (m.blocks?.length) b.append(attachmentChips(m.blocks.map((x) => x.name || x.kind)));
       frag.append(b);
     } else if (m.role === "assistant") {
       for (const c of m.tool_calls || []) frag.append(toolView({ ...c, status: "running" }).node);
@@ -286,6 +287,71 @@ function approvalView(ap) {
   return card;
 }
 
+// ---- attachments ---------------------------------------------------------------------------
+// Files come from the + button (on a phone its picker offers the camera), a paste, or a drop on
+// the chat. Images and audio go as data, text files as text (the kernel's limits apply: at most
+// 16 per message, the request at most the API's body limit).
+
+const MAX_ATTACHMENTS = 16;
+const textTypes = /^(text\/|application\/(json|xml|x-yaml|toml|x-sh|javascript))/;
+const textNames = /\.(md|txt|json|csv|log|ya?ml|toml|go|py|js|ts|sh|c|h|rs|java|html|css|xml|ini|conf)$/i;
+
+function addFiles(files) {
+  for (const f of files) {
+    if (state.pending.length >= MAX_ATTACHMENTS) { notice(`At most ${MAX_ATTACHMENTS} attachments per message.`); break; }
+    const kind = f.type.startsWith("image/") ? "image" : f.type.startsWith("audio/") ? "audio"
+      : textTypes.test(f.type) || textNames.test(f.name) ? "text" : "";
+    if (!kind) { notice(`${f.name}: only text files, images and audio can be attached.`); continue; }
+    state.pending.push({ file: f, kind });
+  }
+  showPending();
+}
+
+function showPending() {
+  const ul = $("attachments");
+  ul.hidden = state.pending.length === 0;
+  ul.replaceChildren(...state.pending.map((p, i) => {
+    const li = el("li", "chip");
+    li.append(el("span", "", `${p.file.name || "pasted " + p.kind} (${size(p.file.size)})`));
+    const x = el("button", "remove", "×");
+    x.type = "button";
+    x.setAttribute("aria-label", "Remove " + (p.file.name || "attachment"));
+    x.addEventListener("click", () => { state.pending.splice(i, 1); showPending(); });
+    li.append(x);
+    return li;
+  }));
+}
+
+const size = (n) => n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(0) + " KB" : (n / 1048576).toFixed(1) + " MB";
+
+async function encode(p) {
+  const name = p.file.name || (p.kind === "image" ? "pasted.png" : "pasted");
+  if (p.kind === "text") return { kind: "text", name, text: await p.file.text() };
+  const bytes = new Uint8Array(await p.file.arrayBuffer());
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return { kind: p.kind, name, mime: p.file.type, data: btoa(bin) };
+}
+
+$("attach").addEventListener("click", () => $("file").click());
+$("file").addEventListener("change", () => { addFiles($("file").files); $("file").value = ""; });
+$("message").addEventListener("paste", (e) => {
+  const files = [...(e.clipboardData?.files || [])];
+  if (files.length) { e.preventDefault(); addFiles(files); }
+});
+$("chat").addEventListener("dragover", (e) => { if (e.dataTransfer?.types.includes("Files")) { e.preventDefault(); $("chat").classList.add("drop"); } });
+$("chat").addEventListener("dragleave", () => $("chat").classList.remove("drop"));
+$("chat").addEventListener("drop", (e) => {
+  $("chat").classList.remove("drop");
+  if (e.dataTransfer?.files.length) { e.preventDefault(); addFiles(e.dataTransfer.files); }
+});
+
+function attachmentChips(names) {
+  const row = el("div", "sent-attachments");
+  for (const n of names) row.append(el("span", "chip", n));
+  return row;
+}
+
 // ---- sending -------------------------------------------------------------------------------
 
 function busy(on) {
@@ -297,10 +363,20 @@ async function send() {
   const text = $("message").value;
   if (!text.trim() || state.abort) return;
   const s = state.current;
+  let attachments = [];
+  try {
+    attachments = await Promise.all(state.pending.map(encode));
+  } catch (err) {
+    notice("Could not read an attachment: " + err.message);
+    return;
+  }
   const mine = bubble("user");
   mine.textContent = text;
+  if (attachments.length) mine.append(attachmentChips(attachments.map((a) => a.name)));
   $("message-list").append(mine);
   $("message").value = "";
+  state.pending = [];
+  showPending();
   localStorage.removeItem("draft:" + s.id);
   grow();
   let reply = null, raw = "", frame = 0;
@@ -313,7 +389,9 @@ async function send() {
   busy(true);
   scrollDown();
   try {
-    await api.stream({ session: s.id, input: text, channel: "web" }, (type, ev) => {
+    const body = { session: s.id, input: text, channel: "web" };
+    if (attachments.length) body.attachments = attachments;
+    await api.stream(body, (type, ev) => {
       switch (type) {
       case "turn": state.turn = ev.turn_id; break;
       case "delta":

@@ -124,6 +124,35 @@ try {
   expect(out.markdown.strong === "hello" && out.markdown.code === "homed" && out.markdown.lang === "go" && !out.markdown.raw_b && out.markdown.text,
     `markdown rendered as ${JSON.stringify(out.markdown)}`);
 
+  // An attachment: a photo through the file picker on the phone (its camera's way in), a text
+  // file dropped on the chat on the desktop. It is stored with the message: after a reload the
+  // history shows it, and the draft typed before the reload is back.
+  const file = phone
+    ? { name: "photo.png", mimeType: "image/png", buffer: Buffer.from(await (await fetch(base + "/icon.png")).arrayBuffer()) }
+    : { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("the web notes say hello\n") };
+  if (phone) {
+    await page.locator("#file").setInputFiles(file);
+  } else {
+    await page.evaluate(({ name, type, text }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], name, { type }));
+      document.getElementById("chat").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, { name: file.name, type: file.mimeType, text: file.buffer.toString() });
+  }
+  await page.getByRole("button", { name: "Remove " + file.name }).waitFor({ timeout: T });
+  await message.fill(`here is ${file.name}`);
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator(".msg.assistant", { hasText: `PONG here is ${file.name}` }).last().waitFor({ timeout: T });
+  expect(!(await page.locator("#attachments").isVisible()), "the sent attachment is still pending");
+  await message.fill("a draft kept over a reload");
+  await page.reload();
+  await message.waitFor({ timeout: T });
+  const chip = page.locator(".msg.user .sent-attachments .chip", { hasText: file.name }).last();
+  await chip.waitFor({ timeout: T });
+  out.attachment = { name: file.name, after_reload: await chip.isVisible(), draft: await message.inputValue() };
+  expect(out.attachment.draft === "a draft kept over a reload", `the draft after a reload: ${out.attachment.draft}`);
+  await message.fill("");
+
   await message.fill('CALL coldcontext_query {"query":"web ui"}');
   await page.getByRole("button", { name: "Send" }).click();
   const tool = page.locator("details.tool", { hasText: "coldcontext_query" }).last();
