@@ -25,7 +25,7 @@ import (
 // (escaped), an attachment (a photo picked on the phone, a text file dropped on the desktop)
 // kept with its message over a reload (and the draft), a tool call with its state, the shell plugin's approval answered inline (Deny on the
 // phone, Approve on the desktop), sign-in with /#token=…, and a device revoked from
-// Settings sent back to sign-in. Screenshots go to build/screenshots/web-*.png (docs/screenshots
+// Settings sent back to sign-in, and the LCP of a 1,000-message chat (at most 1 s). Screenshots go to build/screenshots/web-*.png (docs/screenshots
 // holds the ones looked at).
 func TestWebUI(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("testdata", "webui"))
@@ -66,9 +66,28 @@ func TestWebUI(t *testing.T) {
 	}
 	e.waitPlugin("shell", "running", func(p client.Plugin) bool { return p.State == "running" })
 
+	// A chat of 1,000 messages, ingested by one /v1 request (the messages the session has not
+	// seen are stored before the last is answered), whose LCP the runs measure.
+	code, raw := e.postJSON("/api/v1/sessions", map[string]string{"title": "Long chat"})
+	var long struct{ ID string }
+	if err := json.Unmarshal(raw, &long); err != nil || code != 201 {
+		t.Fatalf("create session: %d %s", code, raw)
+	}
+	msgs := userMsgs()
+	for i := 0; i < 999; i++ {
+		role := []string{"user", "assistant"}[i%2]
+		msgs = append(msgs, map[string]string{"role": role, "content": fmt.Sprintf("%s message %d of the long chat: %s", role, i, strings.Repeat("words ", 20))})
+	}
+	if code, raw := e.postJSON("/v1/chat/completions", map[string]any{"model": "fake-1", "messages": msgs}, "X-Hologram-Session", long.ID); code != 200 {
+		t.Fatalf("ingest the long chat: %d %.300s", code, raw)
+	}
+	if n := len(webHistory(t, e, long.ID, "limit=0").Messages); n < 1000 {
+		t.Fatalf("the long chat holds %d messages", n)
+	}
+
 	// A chat with more than a page (50) of history, the newest one.
 	const paged = "Paged history"
-	code, raw := e.postJSON("/api/v1/sessions", map[string]string{"title": paged})
+	code, raw = e.postJSON("/api/v1/sessions", map[string]string{"title": paged})
 	var s struct{ ID string }
 	if err := json.Unmarshal(raw, &s); err != nil || code != 201 {
 		t.Fatalf("create session: %d %s", code, raw)
@@ -82,7 +101,7 @@ func TestWebUI(t *testing.T) {
 	for _, size := range []string{"phone", "desktop"} {
 		t.Run(size, func(t *testing.T) {
 			start := time.Now()
-			cmd := exec.Command("node", filepath.Join(dir, "web.mjs"), base, token, size, shots, paged)
+			cmd := exec.Command("node", filepath.Join(dir, "web.mjs"), base, token, size, shots, paged, long.ID)
 			cmd.Dir = dir
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -104,16 +123,7 @@ func TestWebUI(t *testing.T) {
 	}
 	// The attachments went the real way: stored as blocks of their messages, the text one shown
 	// to the model.
-	var hist client.HistoryPage
-	hr, err := e.unixHTTP().Get("http://hologram/api/v1/sessions/" + s.ID + "/history?page=1&limit=500")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = json.NewDecoder(hr.Body).Decode(&hist)
-	hr.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	hist := webHistory(t, e, s.ID, "page=1&limit=500")
 	names := map[string]bool{}
 	for _, m := range hist.Messages {
 		for _, b := range m.Blocks {
@@ -137,4 +147,19 @@ func TestWebUI(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&devs); err != nil || len(devs.Devices) != 2 {
 		t.Fatalf("devices left: %v %v", devs, err)
 	}
+}
+
+// webHistory reads a session's history over the socket (query: the history route's parameters).
+func webHistory(t *testing.T, e *env, id, query string) client.HistoryPage {
+	t.Helper()
+	resp, err := e.unixHTTP().Get("http://hologram/api/v1/sessions/" + id + "/history?" + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page client.HistoryPage
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("history %s: %d %v", id, resp.StatusCode, err)
+	}
+	return page
 }

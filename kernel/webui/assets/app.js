@@ -496,7 +496,10 @@ async function start() {
   if (!location.hash || location.hash.startsWith("#token=")) history.replaceState(null, "", location.pathname + "#chat");
   route();
   await loadSessions();
-  await openSession(state.sessions[0] || { id: "main", title: "main" });
+  // #chat/ID opens that chat (a link to it); otherwise the newest opens.
+  const link = location.hash.match(/^#chat\/(.+)$/);
+  const linked = link && state.sessions.find((s) => s.id === decodeURIComponent(link[1]));
+  await openSession(linked || state.sessions[0] || { id: "main", title: "main" });
 }
 
 async function boot() {

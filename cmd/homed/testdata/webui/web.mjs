@@ -2,17 +2,22 @@
 // /usr/bin/chromium) at one viewport, as a person would, and prints what it measured as JSON.
 // Any expectation that fails throws: node exits 1 with the reason on stderr.
 //
-// usage: node web.mjs BASE_URL TOKEN phone|desktop SHOTS_DIR PAGED_SESSION_TITLE
+// usage: node web.mjs BASE_URL TOKEN phone|desktop SHOTS_DIR PAGED_SESSION_TITLE LONG_SESSION_ID
 //   phone = 390×844 touch, desktop = 1280×800. SHOTS_DIR receives web-signin-SIZE.png and
-//   web-chat-SIZE.png. PAGED_SESSION_TITLE names a session holding more than one page of history.
+//   web-chat-SIZE.png. PAGED_SESSION_TITLE names the newest session, holding more than one page
+//   of history; LONG_SESSION_ID one of 1,000 messages, whose chat's LCP is measured.
 import { chromium } from "playwright-core";
 
-const [base, token, size, shots, pagedTitle] = process.argv.slice(2);
+const [base, token, size, shots, pagedTitle, longID] = process.argv.slice(2);
 const phone = size === "phone";
 const viewport = phone ? { width: 390, height: 844 } : { width: 1280, height: 800 };
 const device = { viewport, isMobile: phone, hasTouch: phone, deviceScaleFactor: phone ? 2 : 1 };
 const T = 15_000;
 const out = { size };
+
+// settled waits for the turn in flight to end (Send enabled again, Stop hidden).
+const settled = (page, timeout = T) => page.waitForFunction(() =>
+  !document.getElementById("send").disabled && document.getElementById("stop").hidden, null, { timeout });
 
 function expect(cond, what) {
   if (!cond) throw new Error(`${size}: ${what}`);
@@ -73,7 +78,11 @@ try {
   await page.getByRole("button", { name: "Rename" }).click();
   await page.locator("#chat-title", { hasText: `Web chat ${size}` }).waitFor({ timeout: T });
 
-  // Streaming: a long reply is painted while it streams (the bubble grows before it is final).
+  // Streaming: a long reply is painted while it streams (the bubble grows before it is final),
+  // over a network of 1 MB/s (emulated: on loopback the whole reply may beat the first frame).
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send("Network.enable");
+  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: 1 << 20, uploadThroughput: -1 });
   await page.evaluate(() => {
     window.partials = new Set();
     new MutationObserver(() => {
@@ -89,11 +98,9 @@ try {
   }, null, { timeout: 60_000 });
   const final = await page.locator(".msg.assistant").last().evaluate((b) => b.textContent.length);
   out.partial_paints = await page.evaluate((n) => [...window.partials].filter((l) => l > 0 && l < n).length, final);
-  expect(final > 500_000 && out.partial_paints >= 1, `streamed ${final} characters in ${out.partial_paints} partial paints`);
+  expect(final > 500_000 && out.partial_paints >= 2, `streamed ${final} characters in ${out.partial_paints} partial paints`);
 
   // Stop: a runaway reply over a slow network (64 KB/s, emulated) is stopped from the page.
-  const cdp = await ctx.newCDPSession(page);
-  await cdp.send("Network.enable");
   await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: 64 << 10, uploadThroughput: -1 });
   await message.fill("HUGE 20");
   await page.getByRole("button", { name: "Send" }).click();
@@ -118,7 +125,11 @@ try {
   if (phone) await page.getByRole("button", { name: "Send" }).click();
   else await message.press("Enter"); // Enter sends on a desktop
   const reply = page.locator(".msg.assistant").last();
-  await page.locator(".msg.assistant pre code", { hasText: 'fmt.Println("hi")' }).last().waitFor({ timeout: T });
+  await page.waitForFunction(() => { // this reply, final (the chat may hold the other size's)
+    const b = [...document.querySelectorAll(".msg.assistant")].pop();
+    return b && !b.classList.contains("streaming") && b.querySelector("pre code")?.textContent === 'fmt.Println("hi")' &&
+      b.parentElement.lastElementChild === b && !document.getElementById("send").disabled;
+  }, null, { timeout: T });
   out.markdown = await reply.evaluate((b) => ({ strong: b.querySelector("strong")?.textContent, code: b.querySelector(":not(pre) > code")?.textContent,
     lang: b.querySelector("pre")?.dataset.lang, raw_b: b.querySelector("b") !== null, text: b.textContent.includes("<b>web</b>") }));
   expect(out.markdown.strong === "hello" && out.markdown.code === "homed" && out.markdown.lang === "go" && !out.markdown.raw_b && out.markdown.text,
@@ -142,6 +153,7 @@ try {
   await page.getByRole("button", { name: "Remove " + file.name }).waitFor({ timeout: T });
   await message.fill(`here is ${file.name}`);
   await page.getByRole("button", { name: "Send" }).click();
+  await settled(page);
   await page.locator(".msg.assistant", { hasText: `PONG here is ${file.name}` }).last().waitFor({ timeout: T });
   expect(!(await page.locator("#attachments").isVisible()), "the sent attachment is still pending");
   await message.fill("a draft kept over a reload");
@@ -156,6 +168,7 @@ try {
   await message.fill('CALL coldcontext_query {"query":"web ui"}');
   await page.getByRole("button", { name: "Send" }).click();
   const tool = page.locator("details.tool", { hasText: "coldcontext_query" }).last();
+  await settled(page);
   await tool.waitFor({ timeout: T });
   await page.locator(".msg.assistant", { hasText: "DONE" }).last().waitFor({ timeout: T });
   out.tool_state = await tool.getAttribute("data-state");
@@ -169,6 +182,7 @@ try {
   await card.waitFor({ timeout: 30_000 });
   await card.getByRole("button", { name: approve ? "Approve" : "Deny" }).click();
   await card.getByText(approve ? "Approved." : "Denied.").waitFor({ timeout: T });
+  await settled(page, 30_000);
   const shell = page.locator("details.tool", { hasText: "shell_run" }).last();
   await page.waitForFunction(() => {
     const t = [...document.querySelectorAll("details.tool")].filter((d) => d.textContent.includes("shell_run")).pop();
@@ -214,6 +228,20 @@ try {
   out.revoked_status = await op.evaluate(async () => (await fetch("/api/v1/sessions")).status);
   expect(out.revoked_status === 401, `the revoked device got ${out.revoked_status}`);
   await other.close();
+
+  // LCP of a signed-in browser opening a 1,000-message chat (#chat/ID): its newest page only.
+  const lp = await ctx.newPage();
+  await lp.goto(base + "/#chat/" + encodeURIComponent(longID));
+  await lp.locator("#message-list .msg").first().waitFor({ timeout: T });
+  await lp.waitForTimeout(300); // let a later, larger paint be reported
+  out.lcp = await lp.evaluate(() => new Promise((resolve) => {
+    new PerformanceObserver((list) => {
+      const e = list.getEntries().pop();
+      resolve({ ms: Math.round(e.startTime), element: e.element ? e.element.className || e.element.tagName : "" });
+    }).observe({ type: "largest-contentful-paint", buffered: true });
+  }));
+  out.lcp.messages = await lp.locator("#message-list .msg").count();
+  expect(out.lcp.ms <= 1000 && out.lcp.messages <= 50, `LCP of the 1,000-message chat: ${JSON.stringify(out.lcp)}`);
   await ctx.close();
   process.stdout.write(JSON.stringify(out) + "\n");
 } catch (err) {
