@@ -57,11 +57,21 @@ const (
 	MaxDevices = 64
 )
 
-// CookieName is the device session cookie; CSRFHeader the header writes carry its CSRF token in.
+// CookieName is the device session cookie, "_PORT" added when the request's Host names a port
+// (cookies are not kept apart by port: two kernels on one host would overwrite each other's);
+// CSRFHeader is the header writes carry its CSRF token in.
 const (
 	CookieName = "hologram_session"
 	CSRFHeader = "X-CSRF-Token"
 )
+
+// cookieName is the session cookie's name for r's host.
+func cookieName(r *http.Request) string {
+	if _, port, err := net.SplitHostPort(r.Host); err == nil && port != "" {
+		return CookieName + "_" + port
+	}
+	return CookieName
+}
 
 const settingPrefix = "webui.device."
 
@@ -197,7 +207,7 @@ func (u *UI) Authorize(r *http.Request) error {
 }
 
 func (u *UI) authorize(r *http.Request, write bool) (*stored, error) {
-	c, err := r.Cookie(CookieName)
+	c, err := r.Cookie(cookieName(r))
 	if err != nil || c.Value == "" {
 		return nil, ErrNoSession
 	}
@@ -338,7 +348,7 @@ func (u *UI) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.log.Info("webui: a device signed in", "device", id, "name", name, "remote", r.RemoteAddr)
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id + "." + secret, Path: "/", Expires: d.Expires,
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: id + "." + secret, Path: "/", Expires: d.Expires,
 		MaxAge: int(u.ttl.Seconds()), HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	d.Current = true
 	writeJSON(w, http.StatusCreated, sessionAnswer{Device: d.Device, CSRF: csrfToken(secret)})
@@ -417,7 +427,7 @@ func (u *UI) handleSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, err.Error())
 		return
 	}
-	c, _ := r.Cookie(CookieName)
+	c, _ := r.Cookie(cookieName(r))
 	_, secret, _ := strings.Cut(c.Value, ".")
 	d.Current = true
 	writeJSON(w, http.StatusOK, sessionAnswer{Device: d.Device, CSRF: csrfToken(secret)})
@@ -434,7 +444,7 @@ func (u *UI) handleSignOut(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -447,7 +457,7 @@ func (u *UI) handleDevices(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	current := ""
-	if c, err := r.Cookie(CookieName); err == nil {
+	if c, err := r.Cookie(cookieName(r)); err == nil {
 		current, _, _ = strings.Cut(c.Value, ".")
 	}
 	now := u.now()

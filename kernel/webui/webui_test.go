@@ -144,6 +144,27 @@ func TestSignInCookie(t *testing.T) {
 	}
 }
 
+// TestCookiePerPort: kernels on two ports of one host keep their own cookies.
+func TestCookiePerPort(t *testing.T) {
+	u, _, _ := newUI(t, Options{})
+	r := httptest.NewRequest("POST", "http://127.0.0.1:8765/api/v1/web/session", strings.NewReader(`{"token":"owner-token"}`))
+	w := do(u, r)
+	c := w.Result().Cookies()
+	if w.Code != 201 || len(c) != 1 || c[0].Name != CookieName+"_8765" {
+		t.Fatalf("%d %v", w.Code, c)
+	}
+	for _, tc := range []struct {
+		host string
+		ok   bool
+	}{{"127.0.0.1:8765", true}, {"127.0.0.1:8766", false}} {
+		q := httptest.NewRequest("GET", "http://"+tc.host+"/api/v1/sessions", nil)
+		q.AddCookie(c[0])
+		if err := u.Authorize(q); (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.host, err)
+		}
+	}
+}
+
 func TestSignInRefusals(t *testing.T) {
 	u, set, _ := newUI(t, Options{})
 	for _, tc := range []struct {
