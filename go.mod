@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/emersion/go-ical v0.0.0-20250329121855-f41e73efc392
 	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/licensecheck v0.3.1

@@ -26,19 +26,20 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 		return client.ChatResult{}, invalid("invalid session %q (letters, digits and . _ : @ -, at most 128)", req.Session)
 	}
 	n := len(req.Messages)
-	if n == 0 || req.Messages[n-1].Role != "user" || strings.TrimSpace(req.Messages[n-1].Content) == "" {
+	if n == 0 || req.Messages[n-1].Role != "user" || strings.TrimSpace(req.Messages[n-1].Content) == "" && len(req.Attachments) == 0 {
 		return client.ChatResult{}, invalid("the last message must be a non-empty user message")
 	}
-	var scope memory.Scope // an end user's session (`user`) sees its own and public things only (agent.Offered)
-	if req.User {
-		scope = memory.Scope{Kind: memory.ScopeGroup, Group: "user:" + req.Session}
-	}
+	scope, guest := completion.Scope(req) // an end user's or a guest token's sees its own and public things only (agent.Offered)
 	sess, err := k.ensureChannelSession(ctx, req.Session, "OpenAI API: "+req.Session, client.ChannelOpenAI, scope)
 	if err != nil {
 		return client.ChatResult{}, mapErr(err)
 	}
-	if req.User && sess.Scope != scope {
-		return client.ChatResult{}, invalid("user %q names session %s, which is in scope %s, not an end user's (%s): pick another user", req.Session, sess.ID, sess.Scope, scope)
+	if err := completion.CheckScope(req, sess, scope, guest); err != nil {
+		return client.ChatResult{}, err
+	}
+	blocks, err := attachmentBlocks(req.Attachments) // the last user message's images
+	if err != nil {
+		return client.ChatResult{}, err
 	}
 	// System messages become the session's instructions (clients send them on every call).
 	var system []string
@@ -65,7 +66,7 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 		return client.ChatResult{}, err
 	}
 	tr := agent.TurnRequest{Session: req.Session, Input: sanitize(strings.TrimSpace(req.Messages[n-1].Content)), Channel: "openai", Scope: sess.Scope,
-		Sampling: completion.Sampling(req)}
+		Sampling: completion.Sampling(req), Blocks: blocks}
 	for _, t := range req.ClientTools { // the client's own: their calls go back to it (kernel/api)
 		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
 	}
@@ -75,13 +76,14 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	}
 	var move func(context.Context) error // a regenerate or an edit: a new branch, the old one kept
 	if regen != 0 {
-		tr.Input = ""
+		tr.Input, tr.Blocks = "", nil // the stored message is answered again, with its stored images
 	}
 	if regen != 0 || edit != 0 {
 		if tr.Input, tr.Again, move, err = k.admin.BranchMove(ctx, sess.ID, regen, edit, tr.Input, false); err != nil {
 			return client.ChatResult{}, err
 		}
 	}
+	k.ocr.Blocks(ctx, tr.Blocks)
 	res, err := k.runTurn(ctx, tr, move, emit)
 	return res, completion.UpstreamError(err)
 }
@@ -95,13 +97,7 @@ func (k *Kernel) ingest(ctx context.Context, sess memory.Session, prior []client
 	if err != nil {
 		return 0, 0, err
 	}
-	var seen []client.IngestMessage
-	var ids []int64
-	for _, e := range hist {
-		if (e.Role == memory.RoleUser || e.Role == memory.RoleAssistant) && len(e.ToolCalls) == 0 && strings.TrimSpace(e.Content) != "" {
-			seen, ids = append(seen, client.IngestMessage{Role: string(e.Role), Content: e.Content}), append(ids, e.ID)
-		}
-	}
+	seen, ids := completion.Seen(hist)
 	if r, e := completion.Resend(seen, prior, last); len(prior) > 0 || strings.HasPrefix(session, "v1-") {
 		switch {
 		case r >= 0:

@@ -1,4 +1,5 @@
-# openai-peers installs the official OpenAI JavaScript SDK and playwright-core (pinned in
+# openai-peers installs the official OpenAI JavaScript SDK, the Vercel AI SDK (ai +
+# @ai-sdk/openai-compatible), LangChain JS (@langchain/openai) and playwright-core (pinned in
 # cmd/homed/testdata/openai-js) that cmd/homed's /v1 end-to-end tests drive homed with, only
 # when node_modules is missing or older than the lock file. playwright-core drives Debian's
 # chromium (no browser download: --ignore-scripts).

@@ -25,6 +25,12 @@ func TestPluginConfigCommand(t *testing.T) {
 	e.start()
 	e.addProvider(fake.url, "sk-config")
 	e.waitPlugin("files", "running", func(p client.Plugin) bool { return p.State == "running" && len(p.Tools) > 0 })
+	// plugin show: the permissions of its plugin.json, the data dir expanded by the host.
+	if out, errOut, code := e.waiter("", nil, "plugin", "show", "files"); code != 0 || !strings.Contains(out, "plugin files: native (builtin), running, pid ") ||
+		!strings.Contains(out, "  network:  no\n  programs: no\n  write:    "+filepath.Join(e.data, "files")+"\n") ||
+		!strings.Contains(out, "  env:      HOME\n  also:     the roots of files.toml") {
+		t.Fatalf("plugin show files: %d\n%s%s", code, out, errOut)
+	}
 	docs := filepath.Join(e.root, "docs")
 	if err := os.MkdirAll(docs, 0o700); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,12 +15,14 @@ import (
 // plugin runs `waiter plugin list|add|restart|enable|disable|remove|logs|config`.
 func (a *app) plugin(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usagef("plugin needs a subcommand: list, add, restart, enable, disable, remove, logs or config")
+		return usagef("plugin needs a subcommand: list, show, add, restart, enable, disable, remove, logs or config")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "list", "ls":
 		return a.pluginList(ctx, args)
+	case "show":
+		return a.pluginShow(ctx, args)
 	case "add":
 		return a.pluginAdd(ctx, args)
 	case "logs":
@@ -77,6 +80,73 @@ func (a *app) pluginList(ctx context.Context, args []string) error {
 			return []string{p.Name, kind, p.State, pid, strconv.Itoa(p.Restarts), orDash(strings.Join(p.Tools, ",")), oneLine(p.LastError, 60)}
 		},
 	})
+}
+
+// pluginShow prints one plugin: its state and what its manifest says it needs (the paths
+// expanded, as a built-in plugin confines itself to them).
+func (a *app) pluginShow(ctx context.Context, args []string) error {
+	fs := newFlags("plugin show")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parse(fs, args, true)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: waiter plugin show NAME [--json]")
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	ps, err := svc.Plugins(ctx)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(ps, func(p client.Plugin) bool { return p.Name == pos[0] })
+	if i < 0 {
+		return fmt.Errorf("%w: no plugin %q (waiter plugin list shows them)", client.ErrNotFound, pos[0])
+	}
+	p := ps[i]
+	if *asJSON {
+		return a.writeJSON(p)
+	}
+	w := a.stdout
+	kind := p.Kind
+	if p.Builtin {
+		kind += " (builtin)"
+	}
+	fmt.Fprintf(w, "plugin %s: %s, %s", p.Name, kind, p.State)
+	if p.PID > 0 {
+		fmt.Fprintf(w, ", pid %d", p.PID)
+	}
+	fmt.Fprintf(w, ", %d restarts\n", p.Restarts)
+	if p.Dir != "" {
+		fmt.Fprintf(w, "dir:     %s\n", p.Dir)
+	}
+	if len(p.Command) > 0 {
+		fmt.Fprintf(w, "command: %s\n", strings.Join(p.Command, " "))
+	}
+	fmt.Fprintf(w, "tools:   %s\n", orDash(strings.Join(p.Tools, ", ")))
+	if p.LastError != "" {
+		fmt.Fprintf(w, "error:   %s\n", p.LastError)
+	}
+	if p.Kind != "native" {
+		fmt.Fprintln(w, "permissions: not declared (an MCP server runs with the kernel's rights)")
+		return nil
+	}
+	perm := p.Permissions
+	yesNo := map[bool]string{true: "yes", false: "no"}
+	fmt.Fprintf(w, "permissions:\n  network:  %s\n  programs: %s\n", yesNo[perm.Network], yesNo[perm.Exec])
+	for _, pp := range perm.Paths {
+		fmt.Fprintf(w, "  %-8s  %s\n", pp.Access+":", pp.Path)
+	}
+	if len(perm.Env) > 0 {
+		fmt.Fprintf(w, "  env:      %s\n", strings.Join(perm.Env, " "))
+	}
+	for _, n := range perm.Notes {
+		fmt.Fprintf(w, "  also:     %s\n", n)
+	}
+	return nil
 }
 
 // stringsFlag is a repeatable string flag.

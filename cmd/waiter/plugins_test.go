@@ -41,6 +41,31 @@ func TestPluginCommands(t *testing.T) {
 		t.Fatalf("list:\n%s", r.stdout)
 	}
 
+	f.SetPluginPermissions("native", client.PluginPermissions{Network: true, Exec: true, Env: []string{"HOME", "N_URL"},
+		Paths: []client.PluginPath{{Path: "/data/native", Access: "write"}, {Path: "/usr", Access: "exec"}}, Notes: []string{"the roots of native.toml"}})
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"native"}, 0, "plugin native: native, disabled, 0 restarts\ndir:     " + sent.Dir + "\ntools:   -\npermissions:\n" +
+			"  network:  yes\n  programs: yes\n  write:    /data/native\n  exec:     /usr\n  env:      HOME N_URL\n  also:     the roots of native.toml\n"},
+		{[]string{"everything"}, 0, "command: node /opt/my peers/index.js stdio\ntools:   everything_echo\npermissions: not declared (an MCP server runs with the kernel's rights)\n"},
+		{[]string{"nope"}, 1, ""},
+		{nil, 2, ""},
+	} {
+		r := waiter(t, env, nil, append([]string{"plugin", "show"}, tc.args...)...)
+		if r.code != tc.code || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("plugin show %v: %+v", tc.args, r)
+		}
+	}
+	r = waiter(t, env, nil, "plugin", "show", "native", "--json")
+	var shown client.Plugin
+	decodeStrict(t, r.stdout, &shown)
+	if !shown.Permissions.Network || len(shown.Permissions.Paths) != 2 || shown.Permissions.Paths[1].Access != "exec" {
+		t.Fatalf("plugin show --json: %+v", shown)
+	}
+
 	r = waiter(t, env, nil, "plugin", "list", "--json")
 	var ps []client.Plugin
 	decodeStrict(t, r.stdout, &ps)

@@ -52,6 +52,8 @@ commands:
                                           the memory graph, edits, backups (waiter memory help)
   plugin list [--json]                    name, kind (builtin: ships with HologramAgent), state, pid,
                                           restarts, tools, last error
+  plugin show NAME [--json]               one plugin: state, tools and its permissions (paths it
+                                          reads, writes or runs from; env; network; programs)
   plugin add NAME --command "CMD ARGS..." | --dir PATH [--env K=V]... [--disabled]
                                           an MCP stdio server (quoted as in a shell) or a native plugin
   plugin restart|enable|disable|remove NAME
@@ -78,6 +80,10 @@ commands:
   resume                                  undo pause
   token                                   print a new random API token (256 bits), e.g. for
                                           homed --listen: waiter token > F; homed --token-file F
+  token add NAME [--owner] [--json]       a token for an OpenAI-compatible app (/v1 only), printed
+                                          once; --owner lets its requests without "user" see the
+                                          owner's memory and tools (else scope group:token:NAME)
+  token list [--json] | remove NAME
   version
 
 environment:
@@ -206,10 +212,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
-	if cmd == "token" { // offline: no kernel needed
-		if len(rest) > 0 {
-			return usagef("token takes no arguments")
-		}
+	if cmd == "token" && len(rest) == 0 { // offline: no kernel needed (token add|list|remove: tokens.go)
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
 			return fmt.Errorf("token: %w", err)
@@ -236,6 +239,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		"model": a.model, // model.go
 		"acp":   a.acp,   // acp.go
 		"a2a":   a.a2a,   // a2a.go
+		"token": a.token, // tokens.go
 	}
 	fn, ok := commands[cmd]
 	if !ok {

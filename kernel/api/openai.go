@@ -21,16 +21,28 @@ import (
 // conversation, keyed by the model and the conversation's first user message (clients resend
 // the whole conversation, so every request of one chat starts alike, and "new chat" is a new
 // session). The system prompt is left out of the key: many clients rebuild it on every call.
-func conversationSession(model string, msgs []completionMessage) string {
+//
+// A named client token's conversations are its own (the key holds its name); images of the
+// first message count by their bytes.
+func conversationSession(model string, msgs []completionMessage, clientName string) string {
 	first := ""
+	var images []client.Attachment
 	for _, m := range msgs {
 		if m.Role == "user" {
-			first, _ = flattenContent(m.Content)
+			first, images, _ = messageContent(m.Content)
 			break
 		}
 	}
-	sum := sha256.Sum256([]byte(model + "\x00" + strings.TrimSpace(first)))
-	return "v1-" + hex.EncodeToString(sum[:8])
+	h := sha256.New()
+	if clientName != "" {
+		h.Write([]byte("token:" + clientName + "\x00"))
+	}
+	h.Write([]byte(model + "\x00" + strings.TrimSpace(first)))
+	for _, im := range images {
+		sum := sha256.Sum256(im.Data)
+		h.Write(sum[:])
+	}
+	return "v1-" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // sessionHeader picks the session of a /v1/chat/completions request; it wins over `user`.
@@ -83,8 +95,9 @@ type completionMessage struct {
 }
 
 type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	ImageURL json.RawMessage `json:"image_url"` // {"url": …} or the URL (v1images.go)
 }
 
 // present reports whether a raw field was sent with a non-null value.
@@ -95,41 +108,58 @@ func present(raw json.RawMessage) bool {
 
 // flattenContent turns a message's content (string, null or array of parts) into text.
 func flattenContent(raw json.RawMessage) (string, error) {
+	text, _, err := messageContent(raw)
+	return text, err
+}
+
+// messageContent reads a message's content (string, null or array of parts): its text, and
+// its image parts as attachments (v1images.go).
+func messageContent(raw json.RawMessage) (string, []client.Attachment, error) {
 	raw = bytes.TrimSpace(raw)
 	if !present(raw) {
-		return "", nil
+		return "", nil, nil
 	}
 	switch raw[0] {
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", fmt.Errorf("content: %w", err)
+			return "", nil, fmt.Errorf("content: %w", err)
 		}
-		return s, nil
+		return s, nil, nil
 	case '[':
 		var parts []contentPart
 		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", fmt.Errorf("content parts: %w", err)
+			return "", nil, fmt.Errorf("content parts: %w", err)
 		}
 		texts := make([]string, 0, len(parts))
+		var images []client.Attachment
 		for _, p := range parts {
 			switch p.Type {
 			case "text", "input_text":
 				texts = append(texts, p.Text)
-			case "image_url", "input_image", "image":
-				return "", fmt.Errorf("image content is not supported yet")
+			case "image_url":
+				if len(images) == client.MaxAttachments {
+					return "", nil, fmt.Errorf("at most %d images per message", client.MaxAttachments)
+				}
+				im, err := imagePart(imageURL(p.ImageURL), fmt.Sprintf("image %d", len(images)+1))
+				if err != nil {
+					return "", nil, err
+				}
+				images = append(images, im)
+			case "input_image", "image":
+				return "", nil, fmt.Errorf("content part type %q is not supported: send images as {\"type\":\"image_url\",\"image_url\":{\"url\":\"data:…\"}}", p.Type)
 			default:
-				return "", fmt.Errorf("content part type %q is not supported", p.Type)
+				return "", nil, fmt.Errorf("content part type %q is not supported (text or image_url)", clipModel(p.Type))
 			}
 		}
-		return strings.Join(texts, "\n"), nil
+		return strings.Join(texts, "\n"), images, nil
 	}
-	return "", fmt.Errorf("content must be a string, null or an array of parts")
+	return "", nil, fmt.Errorf("content must be a string, null or an array of parts")
 }
 
 // parseCompletion validates an OpenAI request and reduces it to a [client.CompletionRequest].
 // The error's param names the offending field.
-func parseCompletion(in completionRequest, headerSession string) (client.CompletionRequest, string, error) {
+func parseCompletion(in completionRequest, headerSession string, c v1Client) (client.CompletionRequest, string, error) {
 	refused := []struct {
 		name string
 		raw  json.RawMessage
@@ -140,7 +170,7 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 				"%s is not supported (the legacy form): send tools and tool_choice instead", f.name)
 		}
 	}
-	session, param := conversationSession(in.Model, in.Messages), "user"
+	session, param := conversationSession(in.Model, in.Messages, c.name), "user"
 	switch {
 	case headerSession != "":
 		session, param = headerSession, sessionHeader
@@ -154,7 +184,8 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 	if len(in.Messages) == 0 {
 		return client.CompletionRequest{}, "messages", fmt.Errorf("messages is required and must not be empty")
 	}
-	out := client.CompletionRequest{Session: session, User: param == "user" && in.User != "", Model: in.Model, Messages: make([]client.IngestMessage, 0, len(in.Messages))}
+	out := client.CompletionRequest{Session: session, User: param == "user" && in.User != "", Client: c.name, Guest: !c.owner,
+		Model: in.Model, Messages: make([]client.IngestMessage, 0, len(in.Messages))}
 	for i, m := range in.Messages {
 		role := m.Role
 		switch role {
@@ -167,11 +198,15 @@ func parseCompletion(in completionRequest, headerSession string) (client.Complet
 			return client.CompletionRequest{}, fmt.Sprintf("messages[%d].role", i),
 				fmt.Errorf("messages[%d]: role %q is not supported (system, developer, user, assistant or tool)", i, m.Role)
 		}
-		text, err := flattenContent(m.Content)
+		text, images, err := messageContent(m.Content)
 		if err != nil {
 			return client.CompletionRequest{}, fmt.Sprintf("messages[%d].content", i), fmt.Errorf("messages[%d]: %w", i, err)
 		}
+		if len(images) > 0 && role != "user" {
+			return client.CompletionRequest{}, fmt.Sprintf("messages[%d].content", i), fmt.Errorf("messages[%d]: only user messages may hold images, not %s ones", i, m.Role)
+		}
 		out.Messages = append(out.Messages, client.IngestMessage{Role: role, Content: text})
+		out.Attachments = images // the last user message's (the earlier ones were stored by their turns)
 	}
 	if last := out.Messages[len(out.Messages)-1]; last.Role != "user" {
 		return client.CompletionRequest{}, "messages", fmt.Errorf("the last message must have role user, not %q", last.Role)
@@ -394,7 +429,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		s.continueWithTools(w, r, in, model, time.Now().Unix(), withUsage)
 		return
 	}
-	req, param, err := parseCompletion(in, r.Header.Get(sessionHeader))
+	req, param, err := parseCompletion(in, r.Header.Get(sessionHeader), clientOf(r))
 	if err != nil {
 		writeOpenAIError(w, http.StatusBadRequest, err.Error(), param)
 		return

@@ -48,7 +48,7 @@ func TestCompletionsRequests(t *testing.T) {
 		wantParam string
 	}{
 		{name: "plain", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, want: 200,
-			wantReq: &client.CompletionRequest{Session: conversationSession("m", []completionMessage{{Role: "user", Content: json.RawMessage(`"hi"`)}}), Model: "m", Messages: []client.IngestMessage{{Role: "user", Content: "hi"}}}},
+			wantReq: &client.CompletionRequest{Session: conversationSession("m", []completionMessage{{Role: "user", Content: json.RawMessage(`"hi"`)}}, ""), Model: "m", Messages: []client.IngestMessage{{Role: "user", Content: "hi"}}}},
 		{name: "user picks the session, unknown fields ignored",
 			body: `{"messages":[{"role":"system","content":"be brief"},{"role":"assistant","content":null},{"role":"user","content":"q","name":"bob"}],
 				"user":"alice@home","temperature":0.2,"top_p":1,"foo":{"bar":[1]},"tools":null,"tool_choice":null}`, want: 200,
@@ -56,7 +56,7 @@ func TestCompletionsRequests(t *testing.T) {
 				{Role: "system", Content: "be brief"}, {Role: "assistant", Content: ""}, {Role: "user", Content: "q"}},
 				Temperature: new(0.2), TopP: new(1.0)}},
 		{name: "model parameters passed", body: `{"messages":[{"role":"user","content":"q"}],"max_completion_tokens":77,"stop":"END","response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"}}}}`, want: 200,
-			wantReq: &client.CompletionRequest{Session: conversationSession("", []completionMessage{{Role: "user", Content: json.RawMessage(`"q"`)}}),
+			wantReq: &client.CompletionRequest{Session: conversationSession("", []completionMessage{{Role: "user", Content: json.RawMessage(`"q"`)}}, ""),
 				Messages: []client.IngestMessage{{Role: "user", Content: "q"}}, MaxTokens: 77, Stop: []string{"END"}, ResponseSchema: json.RawMessage(`{"type":"object"}`)}},
 		{name: "temperature out of range", body: `{"messages":[{"role":"user","content":"q"}],"temperature":3}`, want: 400, wantMsg: "temperature must be between 0 and 2", wantParam: "temperature"},
 		{name: "five stops", body: `{"messages":[{"role":"user","content":"q"}],"stop":["a","b","c","d","e"]}`, want: 400, wantMsg: "at most 4", wantParam: "stop"},
@@ -65,7 +65,7 @@ func TestCompletionsRequests(t *testing.T) {
 			hdr: map[string]string{"X-Hologram-Session": "tg:42"}, want: 200,
 			wantReq: &client.CompletionRequest{Session: "tg:42", Messages: []client.IngestMessage{{Role: "user", Content: "hi"}}}},
 		{name: "content parts joined", body: `{"messages":[{"role":"developer","content":"sys"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`, want: 200,
-			wantReq: &client.CompletionRequest{Session: conversationSession("", []completionMessage{{Role: "user", Content: json.RawMessage(`"a\nb"`)}}), Messages: []client.IngestMessage{{Role: "system", Content: "sys"}, {Role: "user", Content: "a\nb"}}}},
+			wantReq: &client.CompletionRequest{Session: conversationSession("", []completionMessage{{Role: "user", Content: json.RawMessage(`"a\nb"`)}}, ""), Messages: []client.IngestMessage{{Role: "system", Content: "sys"}, {Role: "user", Content: "a\nb"}}}},
 		{name: "a tool without a name", body: `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]}`, want: 400,
 			wantMsg: "must match", wantParam: "tools[0].function.name"},
 		{name: "a tool of another type", body: `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search","function":{"name":"x"}}]}`, want: 400,
@@ -80,8 +80,8 @@ func TestCompletionsRequests(t *testing.T) {
 			wantMsg: "the last message must have role user", wantParam: "messages"},
 		{name: "unknown role", body: `{"messages":[{"role":"narrator","content":"x"},{"role":"user","content":"hi"}]}`, want: 400,
 			wantMsg: `role "narrator" is not supported`, wantParam: "messages[0].role"},
-		{name: "image refused", body: `{"messages":[{"role":"user","content":[{"type":"text","text":"see"},{"type":"image_url","image_url":{"url":"data:"}}]}]}`, want: 400,
-			wantMsg: "image content is not supported yet", wantParam: "messages[0].content"},
+		{name: "remote image refused", body: `{"messages":[{"role":"user","content":[{"type":"text","text":"see"},{"type":"image_url","image_url":{"url":"http://example.com/a.png"}}]}]}`, want: 400,
+			wantMsg: "remote image URLs are not fetched", wantParam: "messages[0].content"},
 		{name: "content of a wrong type", body: `{"messages":[{"role":"user","content":5}]}`, want: 400,
 			wantMsg: "content must be a string, null or an array of parts"},
 		{name: "bad session from user", body: `{"messages":[{"role":"user","content":"hi"}],"user":"a b"}`, want: 400,
@@ -292,7 +292,7 @@ func TestConversationSession(t *testing.T) {
 		raw, _ := json.Marshal(text)
 		return completionMessage{Role: role, Content: raw}
 	}
-	base := conversationSession("gpt-x", []completionMessage{msg("user", "plan my trip to Porto")})
+	base := conversationSession("gpt-x", []completionMessage{msg("user", "plan my trip to Porto")}, "")
 	if !validSessionID(base) || !strings.HasPrefix(base, "v1-") {
 		t.Fatalf("session id %q", base)
 	}
@@ -308,7 +308,7 @@ func TestConversationSession(t *testing.T) {
 		{"new chat", "gpt-x", []completionMessage{msg("user", "plan my trip to Lisbon")}, false},
 		{"other model", "gpt-y", []completionMessage{msg("user", "plan my trip to Porto")}, false},
 	} {
-		if got := conversationSession(tc.model, tc.msgs) == base; got != tc.same {
+		if got := conversationSession(tc.model, tc.msgs, "") == base; got != tc.same {
 			t.Errorf("%s: same session %v, want %v", tc.name, got, tc.same)
 		}
 	}

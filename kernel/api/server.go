@@ -55,6 +55,8 @@ type Options struct {
 	Version string
 	// A2A, when set, is served on TCP at /.well-known/agent-card.json and /a2a (a2a.go).
 	A2A A2A
+	// Settings keeps the /v1 client tokens (v1tokens.go); nil: none can be added.
+	Settings Settings
 	// Web, when set, is the web UI served on TCP at / (web.go).
 	Web Web
 }
@@ -90,6 +92,8 @@ type Server struct {
 	replay replayCache
 	// v1turns are the /v1 turns waiting for their client's tool results (v1tools.go).
 	v1turns v1Turns
+	// tokens are the /v1 client tokens (v1tokens.go).
+	tokens apiTokens
 }
 
 // New returns a Server for b. It does not listen; see [Server.ServeUnix] and [Server.ServeTCP].
@@ -110,6 +114,7 @@ func New(b Backend, opts Options) *Server {
 		maxUnauth: MaxUnauthConnsPerIP,
 		maxAuth:   MaxAuthConnsPerIP,
 		servers:   make(map[*http.Server]struct{}),
+		tokens:    apiTokens{settings: opts.Settings},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -222,7 +227,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !isHealth(r) {
-			if !s.authorized(sw, r) {
+			var ok bool
+			if r, ok = s.authorized(sw, r); !ok {
 				refuse()
 				return
 			}
@@ -270,37 +276,39 @@ func isHealth(r *http.Request) bool {
 }
 
 // authorized checks the bearer token in constant time, answering 401 when it is missing or wrong.
-// A refused request's connection is closed: the header is set before the answer is written (set
-// after it, the connection stayed open with the read deadline ServeHTTP then sets, and the
-// client's next request on it was cancelled mid-way: a browser's sign-in after a 401).
-func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+// A /v1 client token (v1tokens.go) returns the request with its client; without a token, the web
+// UI's same-origin requests carry its device session instead (web.go).
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	got, ok := bearer(r.Header.Get("Authorization"))
 	if ok && s.token != "" && tokenEqual(got, s.token) {
-		return true
+		return r, true
 	}
-	w.Header().Set("Connection", "close")
-	msg := ""
-	if !ok { // the web UI's same-origin requests carry its device session instead (web.go)
+	if ok {
+		if r, known, allowed := s.clientToken(w, r, got); known {
+			return r, allowed
+		}
+	}
+	w.Header().Set("Connection", "close") // before the answer: the caller's refuse() comes after it
+	msg := "missing bearer token"
+	if ok {
+		msg = "invalid bearer token"
+	} else {
 		web, status, why := s.webAuthorized(r)
 		if web {
-			return true
+			w.Header().Del("Connection")
+			return r, true
 		}
 		if status == http.StatusForbidden {
 			s.writeError(w, r, status, why)
-			return false
+			return r, false
 		}
-		msg = why
+		if why != "" {
+			msg = why
+		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="hologram"`)
-	switch {
-	case msg != "":
-	case ok:
-		msg = "invalid bearer token"
-	default:
-		msg = "missing bearer token"
-	}
 	s.writeError(w, r, http.StatusUnauthorized, msg)
-	return false
+	return r, false
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.

@@ -71,7 +71,8 @@ type v1Turn struct {
 	err     error
 	turnID  string
 	cancel  context.CancelFunc
-	reader  bool // a request is reading it
+	reader  bool     // a request is reading it
+	from    v1Client // whose turn it is: only its client answers its calls
 }
 
 func newV1Turn(cancel context.CancelFunc) *v1Turn {
@@ -132,11 +133,15 @@ func (p *v1Turns) drop(t *v1Turn) {
 	}
 }
 
-// take removes and returns the turn waiting for call id.
-func (p *v1Turns) take(id string) *v1Turn {
+// take removes and returns the turn of client from waiting for call id (nil when another
+// client's turn waits for it: that one keeps waiting).
+func (p *v1Turns) take(id string, from v1Client) *v1Turn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.calls[id]
+	if t == nil || t.from != from {
+		return nil
+	}
 	delete(p.calls, id)
 	return t
 }
@@ -147,6 +152,7 @@ func (p *v1Turns) take(id string) *v1Turn {
 func (s *Server) completeWithTools(w http.ResponseWriter, r *http.Request, req client.CompletionRequest, model string, created int64, stream, withUsage bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), v1Wait)
 	t := newV1Turn(cancel)
+	t.from = clientOf(r)
 	go func() {
 		res, err := s.b.Complete(ctx, req, t.emit)
 		t.finish(res, err)
@@ -165,7 +171,7 @@ func (s *Server) continueWithTools(w http.ResponseWriter, r *http.Request, in co
 		i--
 	}
 	for _, m := range in.Messages[i:] {
-		wt := s.v1turns.take(m.ToolCallID)
+		wt := s.v1turns.take(m.ToolCallID, clientOf(r))
 		if wt == nil || (t != nil && wt != t) {
 			writeOpenAIError(w, http.StatusConflict, fmt.Sprintf("tool_call_id %q answers no waiting call (its turn ended, timed out, or was answered already): send the conversation again as a new request", clipModel(m.ToolCallID)), "messages")
 			return

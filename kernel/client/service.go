@@ -179,11 +179,35 @@ type Plugin struct {
 	Builtin bool `json:"builtin,omitempty"`
 }
 
-// PluginPermissions are what a plugin says it needs.
+// PluginPermissions are what a native plugin says it needs (its plugin.json's permissions),
+// with the paths expanded: the files it reads, writes or runs programs from, the environment
+// variables it reads, whether it uses the network or runs programs, and notes in words for
+// what its manifest cannot say statically. Built-in plugins confine themselves to them.
 type PluginPermissions struct {
-	Paths   []string `json:"paths,omitempty"`
-	Network []string `json:"network,omitempty"`
-	Exec    bool     `json:"exec,omitempty"`
+	Paths   []PluginPath `json:"paths,omitempty"`
+	Env     []string     `json:"env,omitempty"`
+	Network bool         `json:"network,omitempty"`
+	Exec    bool         `json:"exec,omitempty"`
+	Notes   []string     `json:"notes,omitempty"`
+}
+
+// PluginPath is one path of [PluginPermissions]; Access is "read", "write" or "exec".
+type PluginPath struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+}
+
+// PluginPermissionsOf builds PluginPermissions from the host's (whose path type has the same
+// fields).
+func PluginPermissionsOf[P ~struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+}](paths []P, env []string, network, exec bool, notes []string) PluginPermissions {
+	out := PluginPermissions{Env: env, Network: network, Exec: exec, Notes: notes}
+	for _, p := range paths {
+		out.Paths = append(out.Paths, PluginPath(p))
+	}
+	return out
 }
 
 // LogLine is one line of a plugin's stderr.
@@ -548,10 +572,18 @@ type CompletionService interface {
 
 // CompletionRequest is a /v1/chat/completions request reduced to what the kernel uses.
 type CompletionRequest struct {
-	Session  string          // from the `user` field or X-Hologram-Session; empty: "openai"
-	User     bool            // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
+	Session string // from the `user` field or X-Hologram-Session; empty: "openai"
+	User    bool   // the `user` field named the session: an end user's, in scope user:<id>, never the owner's
+	// Client is the /v1 client token the request came with ("": the owner's own token or the
+	// socket); Guest says it is not an owner token ([APIToken]): without `user` the request runs
+	// in scope group:token:<Client>, never the owner's.
+	Client   string          `json:"client,omitempty"`
+	Guest    bool            `json:"guest,omitempty"`
 	Model    string          // requested model; empty or unknown: the session's or default provider's
 	Messages []IngestMessage // system, user and assistant messages as sent; the last one is a user message
+	// Attachments are the images of the last user message (image_url data: parts), stored as its
+	// image blocks and sent to vision models as a chat's attachments are.
+	Attachments []Attachment `json:"attachments,omitempty"`
 	// The client's model parameters, passed to the provider (zero: the kernel's own).
 	MaxTokens      int             `json:"max_tokens,omitempty"`
 	Temperature    *float64        `json:"temperature,omitempty"`

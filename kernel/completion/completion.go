@@ -7,6 +7,7 @@ package completion
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
 )
 
 // Unseen returns the messages of prior (a request's messages before its last one, as the client
@@ -87,4 +89,42 @@ func UpstreamError(err error) error {
 		ce.Status = http.StatusGatewayTimeout
 	}
 	return ce
+}
+
+// Scope is the memory scope a request runs in (ARCHITECTURE.md §4, docs/api.md): an end user's
+// (`user`) is user:<id>, whatever the token; a non-owner client token's, without `user`, its
+// own group token:<name>; the owner's (their own token, the socket, an owner client token)
+// private. guest is true unless it is the owner's.
+func Scope(req client.CompletionRequest) (scope memory.Scope, guest bool) {
+	switch {
+	case req.User:
+		return memory.Scope{Kind: memory.ScopeGroup, Group: "user:" + req.Session}, true
+	case req.Guest:
+		return memory.Scope{Kind: memory.ScopeGroup, Group: "token:" + req.Client}, true
+	}
+	return memory.Scope{Kind: memory.ScopePrivate}, false
+}
+
+// CheckScope refuses a guest's request in a session of another scope (an owner's session named
+// by X-Hologram-Session, another end user's): a guest's session is always in its own scope.
+func CheckScope(req client.CompletionRequest, session memory.Session, scope memory.Scope, guest bool) error {
+	if !guest || session.Scope == scope {
+		return nil
+	}
+	who := "user " + req.Session
+	if !req.User {
+		who = "token " + req.Client
+	}
+	return fmt.Errorf("%w: session %s is in scope %s, not %s's (%s): pick another session", client.ErrInvalid, session.ID, session.Scope, who, scope)
+}
+
+// Seen is a stored conversation as a client resends it (user messages and final assistant
+// texts, in order) and the ids of its events.
+func Seen(hist []memory.Event) (seen []client.IngestMessage, ids []int64) {
+	for _, e := range hist {
+		if (e.Role == memory.RoleUser || e.Role == memory.RoleAssistant) && len(e.ToolCalls) == 0 && strings.TrimSpace(e.Content) != "" {
+			seen, ids = append(seen, client.IngestMessage{Role: string(e.Role), Content: e.Content}), append(ids, e.ID)
+		}
+	}
+	return seen, ids
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/agent"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
+	"github.com/hologramagent/hologram/memory"
 )
 
 func msgs(texts ...string) []client.IngestMessage {
@@ -104,5 +105,43 @@ func TestResend(t *testing.T) {
 		if r, e := Resend(stored, tc.prior, tc.last); r != tc.regen || e != tc.edit {
 			t.Errorf("%s: Resend = %d, %d; want %d, %d", tc.name, r, e, tc.regen, tc.edit)
 		}
+	}
+}
+
+// TestScope: `user` is an end user's scope whatever the token; a guest token's own group
+// otherwise; the owner's private; a guest never runs in a session of another scope.
+func TestScope(t *testing.T) {
+	private := memory.Scope{Kind: memory.ScopePrivate}
+	tests := []struct {
+		name      string
+		req       client.CompletionRequest
+		want      memory.Scope
+		guest     bool
+		session   memory.Scope // the existing session's
+		wantError string
+	}{
+		{"the owner", client.CompletionRequest{Session: "v1-ab"}, private, false, private, ""},
+		{"the owner in a group's session", client.CompletionRequest{Session: "grp"}, private, false, memory.Scope{Kind: memory.ScopeGroup, Group: "qq/1"}, ""},
+		{"an owner token", client.CompletionRequest{Session: "v1-ab", Client: "scripts"}, private, false, private, ""},
+		{"an end user", client.CompletionRequest{Session: "alice", User: true}, memory.Scope{Kind: memory.ScopeGroup, Group: "user:alice"}, true, memory.Scope{Kind: memory.ScopeGroup, Group: "user:alice"}, ""},
+		{"an end user of a guest token", client.CompletionRequest{Session: "alice", User: true, Client: "app", Guest: true}, memory.Scope{Kind: memory.ScopeGroup, Group: "user:alice"}, true, memory.Scope{Kind: memory.ScopeGroup, Group: "user:alice"}, ""},
+		{"a guest token", client.CompletionRequest{Session: "v1-cd", Client: "app", Guest: true}, memory.Scope{Kind: memory.ScopeGroup, Group: "token:app"}, true, memory.Scope{Kind: memory.ScopeGroup, Group: "token:app"}, ""},
+		{"a guest naming the owner's session", client.CompletionRequest{Session: "main", Client: "app", Guest: true}, memory.Scope{Kind: memory.ScopeGroup, Group: "token:app"}, true, private, "not token app's"},
+		{"a user naming another's session", client.CompletionRequest{Session: "grp", User: true}, memory.Scope{Kind: memory.ScopeGroup, Group: "user:grp"}, true, memory.Scope{Kind: memory.ScopeGroup, Group: "qq/1"}, "not user grp's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, guest := Scope(tt.req)
+			if got != tt.want || guest != tt.guest {
+				t.Fatalf("Scope = %v %v, want %v %v", got, guest, tt.want, tt.guest)
+			}
+			err := CheckScope(tt.req, memory.Session{ID: tt.req.Session, Scope: tt.session}, got, guest)
+			switch {
+			case tt.wantError == "" && err != nil:
+				t.Fatal(err)
+			case tt.wantError != "" && (err == nil || !strings.Contains(err.Error(), tt.wantError) || !errors.Is(err, client.ErrInvalid)):
+				t.Fatalf("err %v, want %q", err, tt.wantError)
+			}
+		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
 // Kind is the kind of a plugin.
@@ -38,12 +40,12 @@ var (
 	ErrExists   = errors.New("plugin already exists")
 )
 
-// Permissions are what a plugin says it needs (from its manifest), recorded for the GUI.
-type Permissions struct {
-	Paths   []string `json:"paths,omitempty"`
-	Network []string `json:"network,omitempty"`
-	Exec    bool     `json:"exec,omitempty"`
-}
+// Permissions are what a native plugin says it needs (its manifest's "permissions"), checked
+// when the plugin is added; a Status shows them with the paths expanded.
+type Permissions = protocol.Permissions
+
+// PathPermission is one path of [Permissions].
+type PathPermission = protocol.PathPermission
 
 // Manifest is a native plugin's plugin.json.
 type Manifest struct {

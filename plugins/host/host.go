@@ -54,6 +54,9 @@ type Options struct {
 	// MaxHookTimeout caps what a plugin may declare; default 30s.
 	HookTimeout    time.Duration
 	MaxHookTimeout time.Duration
+	// NoCgroups keeps the plugins in the host's own cgroup; by default each plugin process gets
+	// a cgroup v2 directory of its own where the hierarchy is writable (see cgroups).
+	NoCgroups bool
 	// Shm, when set, gives each native plugin process its own shared-memory region (fds 3, 4,
 	// 5) for payloads over 64 KiB and the event ring; nil: no region.
 	Shm *ShmOptions
@@ -123,6 +126,8 @@ type Host struct {
 	opts Options
 	log  *slog.Logger
 
+	cg cgroups
+
 	mu      sync.Mutex
 	plugins map[string]*plugin
 	closed  bool
@@ -133,7 +138,7 @@ type Host struct {
 // not call back into the Host.
 func New(opts Options) *Host {
 	opts = opts.withDefaults()
-	return &Host{opts: opts, log: opts.Logger, plugins: map[string]*plugin{}}
+	return &Host{opts: opts, log: opts.Logger, plugins: map[string]*plugin{}, cg: cgroups{off: opts.NoCgroups}}
 }
 
 // publish sends an event to the Publisher, if any.

@@ -290,7 +290,7 @@ func nativeSpec(t testing.TB, name, mode string, capabilities ...string) Spec {
 	argv := helperCommand(t)
 	script := fmt.Sprintf("#!/bin/sh\nexec '%s' '%s'\n", argv[0], argv[1])
 	m, _ := json.Marshal(Manifest{Name: name, Version: "1.0.0", Entry: "run.sh", Capabilities: capabilities,
-		Permissions: Permissions{Paths: []string{"~/notes"}, Network: []string{"example.com"}}})
+		Permissions: Permissions{Paths: []PathPermission{{Path: "~/notes", Access: "write"}}, Network: true}})
 	dir := t.(interface{ TempDir() string }).TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), m, 0o644); err != nil {
 		t.Fatal(err)
@@ -456,7 +456,7 @@ func TestNativeCapabilitiesAndShutdown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(o *Options) { o.StopGrace = 5 * time.Second })
 	st := e.add(t, nativeSpec(t, "p", "normal", "memory"))
-	if st.State != StateRunning || st.Kind != KindNative || st.Permissions.Network[0] != "example.com" {
+	if st.State != StateRunning || st.Kind != KindNative || !st.Permissions.Network || st.Permissions.Paths[0] != (PathPermission{Path: filepath.Join(os.Getenv("HOME"), "notes"), Access: "write"}) {
 		t.Fatalf("status %+v", st)
 	}
 	for method, want := range map[string]string{

@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +83,10 @@ func TestAddValidation(t *testing.T) {
 		{"mcp for anyone", Spec{Name: "x", Command: []string{"true"}, Visibility: VisibilityAny}, ""},
 		{"unknown visibility", Spec{Name: "x", Command: []string{"true"}, Visibility: "public"}, `visibility "public" must be "owner" or "any"`},
 		{"native visibility in the spec", Spec{Name: "x", Dir: good, Visibility: VisibilityAny}, "per tool in a native plugin's plugin.json"},
+		{"manifest permissions", Spec{Name: "x", Dir: writeNative(t, `{"name":"n","entry":"run","permissions":{"paths":[{"path":"${XDG_DATA_HOME}/x","access":"write"}]}}`,
+			map[string]string{"run": "#!/bin/sh\n"})}, "plugin.json: permissions: paths[0]: path \"${XDG_DATA_HOME}/x\": unknown variable XDG_DATA_HOME"},
+		{"manifest permissions access", Spec{Name: "x", Dir: writeNative(t, `{"name":"n","entry":"run","permissions":{"paths":[{"path":"/x","access":"rw"}]}}`,
+			map[string]string{"run": "#!/bin/sh\n"})}, `paths[0]: access "rw" must be`},
 		{"manifest tool visibility", Spec{Name: "x", Dir: writeNative(t, `{"name":"n","entry":"run","tools":{"t":{"visibility":"all"}}}`,
 			map[string]string{"run": "#!/bin/sh\n"})}, `tools.t.visibility "all" must be "owner" or "any"`},
 	}
@@ -111,15 +117,19 @@ func TestAddValidation(t *testing.T) {
 
 func TestNativeStatusAndManagement(t *testing.T) {
 	t.Parallel()
-	dir := writeNative(t, `{"name":"n","version":"1","entry":"run","permissions":{"paths":["/tmp"],"exec":true}}`,
+	dir := writeNative(t, `{"name":"n","version":"1","entry":"run","permissions":{"paths":[{"path":"${HOLOGRAM_DATA_DIR}/n","access":"write"},`+
+		`{"path":"${PLUGIN_DIR}/share","access":"read"},{"path":"~/.cache/n","access":"read"},"the folders of n.toml"],"env":["N_URL"],"network":true,"exec":true}}`,
 		map[string]string{"run": "#!/bin/sh\n"})
 	h := New(Options{Registry: nopRegistry{}})
 	ctx := context.Background()
-	st, err := h.Add(ctx, Spec{Name: "n", Dir: dir, Disabled: true})
+	st, err := h.Add(ctx, Spec{Name: "n", Dir: dir, Disabled: true, Env: []string{"HOLOGRAM_DATA_DIR=/var/lib/h"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Kind != KindNative || !st.Permissions.Exec || st.Permissions.Paths[0] != "/tmp" || st.Dir != dir {
+	home := os.Getenv("HOME")
+	wantPaths := []PathPermission{{Path: "/var/lib/h/n", Access: "write"}, {Path: dir + "/share", Access: "read"}, {Path: home + "/.cache/n", Access: "read"}}
+	if st.Kind != KindNative || !st.Permissions.Exec || !st.Permissions.Network || fmt.Sprint(st.Permissions.Paths) != fmt.Sprint(wantPaths) ||
+		fmt.Sprint(st.Permissions.Env, st.Permissions.Notes) != "[N_URL] [the folders of n.toml]" || st.Dir != dir {
 		t.Fatalf("status %+v", st)
 	}
 	if _, err := h.Add(ctx, Spec{Name: "a", Command: []string{"x"}, Disabled: true}); err != nil {
@@ -261,6 +271,47 @@ func TestToolVisibility(t *testing.T) {
 		p := &plugin{prep: &prepared{spec: tt.spec, manifest: tt.m}}
 		if got := p.toolVisibility(tt.tool); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestBuiltinManifestPermissions: every built-in plugin's plugin.json declares its permissions
+// in the machine-readable form (its paths expand; network said either way), which the plugins
+// confine themselves to.
+func TestBuiltinManifestPermissions(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../builtin/*/plugin.json")
+	if err != nil || len(files) < 9 {
+		t.Fatalf("built-in manifests: %v %v", files, err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m Manifest
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		var generic struct {
+			Permissions map[string]json.RawMessage `json:"permissions"`
+		}
+		json.Unmarshal(raw, &generic)
+		if m.Name == "echo" {
+			continue // the test plugin: no permissions
+		}
+		if _, ok := generic.Permissions["network"]; !ok || string(generic.Permissions["network"])[0] == '[' {
+			t.Errorf("%s: network must be declared true or false", f)
+		}
+		exp, err := m.Permissions.Expand(permissionVars(Spec{Dir: filepath.Dir(f), Env: []string{"HOLOGRAM_DATA_DIR=/data", "HOME=/home/o"}}))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		for _, p := range exp.Paths {
+			if strings.HasPrefix(p.Path, "/home/o") && p.Access == "write" {
+				t.Errorf("%s: writes in the home itself: %v", f, p)
+			}
 		}
 	}
 }

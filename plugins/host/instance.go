@@ -55,6 +55,8 @@ type instance struct {
 	detached bool          // guarded by p.toolsMu: never attach tools again
 	relist   chan struct{} // tools/list_changed arrived (capacity 1)
 
+	cgroup *cgroup // the process's own cgroup; nil when cgroups are unavailable
+
 	fromPlugin, toPlugin counter // bytes over the protocol pipes
 	nativeState                  // native extensions (native.go)
 }
@@ -107,6 +109,10 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.prep.dir
 	cmd.Env = append(os.Environ(), p.prep.spec.Env...)
+	if p.native() {
+		perms, _ := json.Marshal(p.prep.perms) // plain data: cannot fail
+		cmd.Env = append(cmd.Env, protocol.EnvPermissions+"="+string(perms))
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if reg != nil {
 		cmd.ExtraFiles = reg.ChildFiles() // fds 3, 4, 5
@@ -118,6 +124,8 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 		dead: make(chan struct{}), relist: make(chan struct{}, 1),
 	}
 	in.region = reg
+	in.cgroup = p.h.cg.create(p.h, p.name())
+	in.cgroup.into(cmd)
 	started := make(chan error, 1)
 	startLocked(cmd, started, func(err error) {
 		in.waitErr = err
@@ -134,9 +142,11 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 		errR.Close()
 		closeReg()
 		cancel()
+		_ = in.cgroup.remove(0)
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	in.pid = cmd.Process.Pid
+	in.cgroup.closeFD()
 	maxFrame := p.prep.spec.MaxFrame
 	if maxFrame == 0 {
 		maxFrame = protocol.DefaultMCPMaxFrame
@@ -187,6 +197,9 @@ func (in *instance) reap(runDone, errDone <-chan struct{}, errR *os.File) {
 	if err := signalGroup(in.pid, syscall.SIGKILL); err != nil {
 		in.p.log.Warn("killing the plugin's process group", "pgid", in.pid, "err", err)
 	}
+	if err := in.cgroup.kill(); err != nil { // also those that left the group (setsid)
+		in.p.log.Warn("killing the plugin's cgroup", "err", err)
+	}
 	in.die(fmt.Errorf("exited: %s", in.exitString()))
 	// One timer for both waits: a timer's channel fires once, so a second select on it would
 	// wait for errDone forever when the first one consumed the tick (a grandchild holding
@@ -211,6 +224,9 @@ func (in *instance) reap(runDone, errDone <-chan struct{}, errR *os.File) {
 	<-errDone
 	in.cancel()
 	in.endNative()
+	if err := in.cgroup.remove(in.p.h.opts.StopGrace); err != nil {
+		in.p.log.Warn("removing the plugin's cgroup", "cgroup", in.cgroup.path, "err", err)
+	}
 	if in.region != nil {
 		if err := in.region.Close(); err != nil {
 			in.p.log.Warn("closing the shared-memory region", "err", err)
@@ -260,6 +276,9 @@ func (in *instance) killNow() {
 func (in *instance) signal(sig syscall.Signal) {
 	if err := signalGroup(in.pid, sig); err != nil {
 		in.p.log.Debug("signalling the plugin's process group", "signal", sig.String(), "err", err)
+	}
+	if sig == syscall.SIGKILL {
+		_ = in.cgroup.kill()
 	}
 	select {
 	case <-in.exited:

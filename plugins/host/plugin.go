@@ -134,8 +134,8 @@ func (p *plugin) status() Status {
 	if p.starts > 1 {
 		st.Restarts = p.starts - 1
 	}
-	if m := p.prep.manifest; m != nil {
-		st.Permissions = m.Permissions
+	if p.prep.manifest != nil {
+		st.Permissions = p.prep.perms
 	}
 	return st
 }

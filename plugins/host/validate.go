@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/hologramagent/hologram/plugins/protocol"
 )
 
 // ErrInvalid is wrapped by every error that rejects a [Spec] or a native plugin's manifest.
@@ -28,9 +30,10 @@ func validName(s string) bool {
 // prepared is a validated Spec with what starting it needs.
 type prepared struct {
 	spec     Spec
-	manifest *Manifest // native only
-	argv     []string  // what to execute
-	dir      string    // working directory ("" inherits)
+	manifest *Manifest   // native only
+	perms    Permissions // the manifest's, expanded (native only)
+	argv     []string    // what to execute
+	dir      string      // working directory ("" inherits)
 }
 
 // prepare validates spec and, for a native plugin, reads and checks its manifest. The returned
@@ -98,6 +101,9 @@ func prepare(spec Spec) (*prepared, error) {
 		return nil, fmt.Errorf("%w: plugin %s: %v", ErrInvalid, spec.Name, err)
 	}
 	p.manifest = m
+	if p.perms, err = m.Permissions.Expand(permissionVars(p.spec)); err != nil {
+		return nil, fmt.Errorf("%w: plugin %s: manifest: %v", ErrInvalid, spec.Name, err)
+	}
 	p.argv = []string{entry}
 	p.dir = dir
 	return p, nil
@@ -155,4 +161,49 @@ func readManifest(dir string) (*Manifest, string, error) {
 		return nil, "", fmt.Errorf("manifest: entry %q is not an executable file", m.Entry)
 	}
 	return &m, entry, nil
+}
+
+// permissionVars are the values of the variables a manifest's paths use: the kernel's data and
+// configuration directories as the spec passes them (else the XDG ones, as the plugins find
+// them), the plugin's directory and the owner's home.
+func permissionVars(spec Spec) func(string) string {
+	env := map[string]string{}
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	get := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	xdg := func(v, fallback string) string {
+		if d := get(v); filepath.IsAbs(d) {
+			return filepath.Join(d, "hologram")
+		}
+		if h := get("HOME"); filepath.IsAbs(h) {
+			return filepath.Join(h, fallback, "hologram")
+		}
+		return ""
+	}
+	return func(name string) string {
+		switch name {
+		case protocol.VarPluginDir:
+			return spec.Dir
+		case protocol.VarHome:
+			return get("HOME")
+		case protocol.VarDataDir:
+			if d := get(name); d != "" {
+				return d
+			}
+			return xdg("XDG_DATA_HOME", filepath.Join(".local", "share"))
+		case protocol.VarConfigDir:
+			if d := get(name); d != "" {
+				return d
+			}
+			return xdg("XDG_CONFIG_HOME", ".config")
+		}
+		return ""
+	}
 }

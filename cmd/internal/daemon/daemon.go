@@ -130,7 +130,8 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 			return nil, err
 		}
 	}
-	opts := api.Options{Logger: log, Token: token, MaxBodyBytes: cfg.API.MaxBodyBytes, AllowedOrigins: cfg.API.AllowedOrigins, Version: kernel.Version}
+	opts := api.Options{Logger: log, Token: token, MaxBodyBytes: cfg.API.MaxBodyBytes, AllowedOrigins: cfg.API.AllowedOrigins, Version: kernel.Version,
+		Settings: d.Store} // the /v1 client tokens
 	if cfg.A2A.On(cfg.Listen) { // other agents, on the TCP listener (docs/channels.md)
 		if opts.A2A, err = a2a.New(ctx, a2a.Options{Backend: d.Kernel.Service(), Settings: d.Store, Version: kernel.Version,
 			RatePerMinute: cfg.A2A.RatePerMinute, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log}); err != nil {

@@ -164,3 +164,16 @@ func (f *Fake) pluginLogs(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"lines": lines})
 }
+
+// SetPluginPermissions sets what a plugin's manifest declares, as the kernel lists it; false
+// when there is no such plugin.
+func (f *Fake) SetPluginPermissions(name string, p client.PluginPermissions) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fp := f.plugins[name]
+	if fp == nil {
+		return false
+	}
+	fp.plugin.Permissions = p
+	return true
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/hosttest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 
 // TestCalendarUnderTheRealKernel runs the built plugin under the real host in a real kernel: a
@@ -41,7 +42,8 @@ func TestCalendarUnderTheRealKernel(t *testing.T) {
 	if err := k.Service().SetPaused(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	k.RunPlugin(t, "calendar", hosttest.Build(t), "XDG_DATA_HOME="+xdg, "HOLOGRAM_CALENDAR_TZ=UTC")
+	p := k.RunPlugin(t, "calendar", hosttest.Build(t), "XDG_DATA_HOME="+xdg, "HOLOGRAM_CALENDAR_TZ=UTC")
+	sandboxtest.CheckProcess(t, p.PID) // its main confined itself
 	k.WaitLog(t, "calendar", `"msg":"calendar started"`, `"paused":true`, `"entries":1`)
 
 	// The owner's chat works while paused; the calendar answers, and delivers nothing.

@@ -48,6 +48,6 @@ func confine(log *slog.Logger, getenv func(string) string) (Config, sandbox.Stat
 	if err != nil {
 		return Config{}, "", fmt.Errorf("configuration: %w", err)
 	}
-	st, err := sandbox.Apply(log, getenv, sandbox.Permissions{})
+	st, err := sandbox.Apply(log, getenv, sandbox.Permissions{Network: true})
 	return cfg, st, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/hosttest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 
 // TestQQThroughKernel runs the built plugin under the real host and kernel, driven through the
@@ -27,7 +28,8 @@ func TestQQThroughKernel(t *testing.T) {
 		return Response{}
 	}
 	url := bot.serveForward()
-	tk.RunPlugin(t, "qq", hosttest.Build(t), "HOLOGRAM_QQ_URL="+url, "HOLOGRAM_QQ_TOKEN=s3cret", "HOLOGRAM_QQ_OWNER="+ownerID)
+	p := tk.RunPlugin(t, "qq", hosttest.Build(t), "HOLOGRAM_QQ_URL="+url, "HOLOGRAM_QQ_TOKEN=s3cret", "HOLOGRAM_QQ_OWNER="+ownerID)
+	sandboxtest.CheckProcess(t, p.PID) // its main confined itself
 	bot.waitUp(1)
 	ctx := hosttest.Context(t)
 

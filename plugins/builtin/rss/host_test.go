@@ -14,6 +14,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/hosttest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 
 // TestRSSUnderTheRealKernel runs the built plugin under the real host in a real kernel with
@@ -41,7 +42,8 @@ func TestRSSUnderTheRealKernel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(xdg, "hologram", "rss", "feeds.json"), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	k.RunPlugin(t, "rss", hosttest.Build(t), "XDG_DATA_HOME="+xdg, EnvAllow+"=127.0.0.1", EnvInitial+"=2")
+	p := k.RunPlugin(t, "rss", hosttest.Build(t), "XDG_DATA_HOME="+xdg, EnvAllow+"=127.0.0.1", EnvInitial+"=2")
+	sandboxtest.CheckProcess(t, p.PID) // its main confined itself
 	k.WaitLog(t, "rss", `"msg":"feed fetched"`, `"new":2`, `"llm":0`)
 
 	hits, err := k.Service().SearchMemory(ctx, client.MemoryQuery{Text: "lighthouse restoration north pier"})

@@ -45,6 +45,6 @@ func confine(log *slog.Logger, getenv func(string) string) (Config, sandbox.Stat
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return Config{}, "", "", fmt.Errorf("rss directory: %w", err)
 	}
-	st, err := sandbox.Apply(log, getenv, sandbox.Permissions{Write: []string{cfg.Dir}})
+	st, err := sandbox.Apply(log, getenv, sandbox.Permissions{Write: []string{cfg.Dir}, Network: true})
 	return cfg, st, cfg.Dir, err
 }

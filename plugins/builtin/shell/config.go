@@ -33,6 +33,7 @@ type Config struct {
 
 	path string // the file, for messages (it may not exist)
 	home string
+	tmp  string // the commands' TMPDIR, <data dir>/shell/tmp, emptied at start
 }
 
 // Allow is one [[allow]] entry: Program (a bare name found in PATH, or an absolute path) with
@@ -64,6 +65,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.path = f.Path
+	c.tmp = filepath.Join(f.Data, "shell", "tmp")
 	if len(c.Roots) == 0 {
 		def := filepath.Join(f.Data, "files")
 		if err := os.MkdirAll(def, 0o700); err != nil {

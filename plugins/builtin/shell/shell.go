@@ -23,6 +23,7 @@ import (
 type shell struct {
 	cfg   Config
 	roots []string // resolved absolute paths
+	tmp   string   // the commands' TMPDIR ("": the plugin's own)
 	now   func() time.Time
 }
 
@@ -241,13 +242,18 @@ func quoteArgv(argv []string) string {
 	return strings.Join(out, " ")
 }
 
-// childEnv is the plugin's environment without the kernel's variables.
-func childEnv() []string {
+// childEnv is the plugin's environment without the kernel's variables, with TMPDIR the
+// plugin's private temporary directory when it has one (the only writable place besides the
+// roots under its confinement).
+func (s *shell) childEnv() []string {
 	var env []string
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "HOLOGRAM_") {
+		if !strings.HasPrefix(e, "HOLOGRAM_") && (s.tmp == "" || !strings.HasPrefix(e, "TMPDIR=")) {
 			env = append(env, e)
 		}
+	}
+	if s.tmp != "" {
+		env = append(env, "TMPDIR="+s.tmp)
 	}
 	return env
 }
@@ -259,7 +265,7 @@ func (s *shell) exec(ctx context.Context, k *sdk.Kernel, prog string, args []str
 	defer cancel()
 	out := &capped{max: s.cfg.MaxOutputBytes}
 	cmd := exec.CommandContext(rctx, prog, args...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, childEnv(), out, out
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, s.childEnv(), out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

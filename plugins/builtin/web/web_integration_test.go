@@ -3,11 +3,13 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/hosttest"
+	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 
 // TestWebThroughKernel runs the built plugin under the real host and kernel, driven through
@@ -19,12 +21,16 @@ func TestWebThroughKernel(t *testing.T) {
 	priv, hits := privateServer(t)
 	srv := jsServer(t, priv.URL)
 	article := newTestServer(t, priv.URL)
-	env := []string{"HOLOGRAM_WEB_ALLOW=" + srv.Listener.Addr().String() + "," + article.Listener.Addr().String()}
+	// A home of its own, as a confined plugin sees it: its state under the data dir.
+	home := t.TempDir()
+	env := []string{"HOLOGRAM_WEB_ALLOW=" + srv.Listener.Addr().String() + "," + article.Listener.Addr().String(),
+		"HOME=" + home, "HOLOGRAM_DATA_DIR=" + filepath.Join(home, "data")}
 	chrome := chromiumOrEmpty(t)
 	if chrome != "" {
 		env = append(env, "HOLOGRAM_WEB_CHROMIUM="+chrome)
 	}
 	p := tk.RunPlugin(t, "web", hosttest.Build(t), env...)
+	sandboxtest.CheckProcess(t, p.PID)
 	if strings.Join(p.Tools, ",") != "web_browse,web_fetch" && strings.Join(p.Tools, ",") != "web_fetch,web_browse" {
 		t.Fatalf("tools %v", p.Tools)
 	}

@@ -3,8 +3,8 @@
 // line from stdout. It decides nothing: it reports what the server answered.
 //
 // usage: node v1.mjs BASE_URL TOKEN STEP JSON
-//   chat {"messages":[…], "user"?, "stream"?, "max_retries"?, "params"?}   one chat completion
-//        (params: more request fields, e.g. max_tokens); prints
+//   chat {"messages":[…], "user"?, "stream"?, "max_retries"?, "params"?, "headers"?}   one chat
+//        completion (params: more request fields, e.g. max_tokens; headers: sent with it); prints
 //        {reply, usage, id, status?, error?} (status and error when the SDK gave up)
 //   model {"id"}                                             models.retrieve; {id} or {status}
 //   tools {"text", "result", "stream"?}   a client tool round trip as an app does it: the text
@@ -14,7 +14,7 @@ import OpenAI from "openai";
 
 const [base, token, step, arg] = process.argv.slice(2);
 const opts = JSON.parse(arg || "{}");
-const client = new OpenAI({ baseURL: base + "/v1", apiKey: token, maxRetries: opts.max_retries ?? 2, timeout: 60_000 });
+const client = new OpenAI({ baseURL: base + "/v1", apiKey: token, maxRetries: opts.max_retries ?? 2, timeout: 60_000, defaultHeaders: opts.headers || {} });
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 try {
   if (step === "chat") {

@@ -10,14 +10,18 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox"
+	"github.com/hologramagent/hologram/plugins/protocol"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 const childEnv = "HOLOGRAM_SANDBOXTEST_CHILD"
@@ -34,16 +38,31 @@ type result struct {
 	WriteOut    string         `json:"write_out"`    // "" or the error
 	WriteInside string         `json:"write_inside"` // "" or the error
 	ReadInside  string         `json:"read_inside"`
-	Err         string         `json:"err"`
+	Ptrace      string         `json:"ptrace"`  // ptrace(PTRACE_PEEKDATA, 1): ESRCH unfiltered
+	Unshare     string         `json:"unshare"` // unshare(0): "" unfiltered
+	// What programs the plugin runs can do (CheckCommands): echo and ls in its directory, cat
+	// of the key, touch outside. Each "" or the error with the program's output.
+	CmdInside string `json:"cmd_inside"`
+	CmdKey    string `json:"cmd_key"`
+	CmdOut    string `json:"cmd_out"`
+	Dial      string `json:"dial"` // a TCP connection to the test's listener
+	Err       string `json:"err"`
 }
 
 // Check must be the whole body of a test of its own (the child re-runs that test alone). The
 // confined plugin cannot read ~/.config/hologram/key or write outside its paths, and can still
 // write and read within them; with HOLOGRAM_LANDLOCK=off the same probes succeed, which shows
 // that the refusals come from the confinement.
-func Check(t *testing.T, confine Confine) {
+func Check(t *testing.T, confine Confine) { check(t, confine, false) }
+
+// CheckCommands is Check for a plugin that runs programs (they inherit its confinement): a
+// shell it starts can echo and ls in the plugin's directory but can neither cat the key nor
+// write outside, and the plugin's seccomp filter holds for it too.
+func CheckCommands(t *testing.T, confine Confine) { check(t, confine, true) }
+
+func check(t *testing.T, confine Confine, commands bool) {
 	if os.Getenv(childEnv) != "" {
-		child(confine)
+		child(confine, commands)
 		return
 	}
 	for _, tc := range []struct {
@@ -59,10 +78,26 @@ func Check(t *testing.T, confine Confine) {
 			}
 			outside := filepath.Join(home, "elsewhere")
 			os.MkdirAll(outside, 0o700)
+			declared, network := manifestPermissions(t, home)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					c.Close()
+				}
+			}()
 			cmd := exec.Command(os.Args[0], "-test.run=^"+strings.Split(t.Name(), "/")[0]+"$", "-test.count=1")
-			cmd.Env = append(os.Environ(), childEnv+"=1", "HOME="+home,
+			cmd.Env = append(os.Environ(), childEnv+"=1", "HOME="+home, protocol.EnvPermissions+"="+declared,
+				"HOLOGRAM_SANDBOXTEST_ADDR="+ln.Addr().String(),
 				"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
-				"HOLOGRAM_SANDBOXTEST_OUTSIDE="+outside, sandbox.Env+"="+tc.switchVal)
+				"HOLOGRAM_SANDBOXTEST_OUTSIDE="+outside, sandbox.Env+"="+tc.switchVal, sandbox.SeccompEnv+"="+tc.switchVal)
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("child: %v\n%s", err, out)
@@ -78,11 +113,39 @@ func Check(t *testing.T, confine Confine) {
 			if r.WriteInside != "" || r.ReadInside != "" {
 				t.Fatalf("the plugin cannot use its own paths: write %q, read %q", r.WriteInside, r.ReadInside)
 			}
+			if commands && r.CmdInside != "" {
+				t.Fatalf("a program the plugin runs cannot work in its directory: %s", r.CmdInside)
+			}
+			if network && r.Dial != "" {
+				t.Errorf("plugin.json says network, yet a TCP connection failed: %s", r.Dial)
+			}
 			if !tc.confined {
-				if r.Status != sandbox.Off || r.ReadKey != "" || r.WriteOut != "" {
+				if r.Status != sandbox.Off || r.ReadKey != "" || r.WriteOut != "" || r.Unshare != "" || !strings.Contains(r.Ptrace, "no such process") || r.Dial != "" {
 					t.Fatalf("switched off: %+v (the probes must succeed unconfined)", r)
 				}
+				if commands && (r.CmdKey != "" || r.CmdOut != "") {
+					t.Fatalf("switched off, the programs' probes fail: key %q, outside %q", r.CmdKey, r.CmdOut)
+				}
 				return
+			}
+			if abi, _ := llsys.LandlockGetABIVersion(); !network && abi >= 4 && !strings.Contains(r.Dial, "permission denied") {
+				t.Errorf("plugin.json says no network, yet a TCP connection: %q, want permission denied", r.Dial)
+			}
+			for name, got := range map[string]string{"ptrace": r.Ptrace, "unshare": r.Unshare} {
+				if !strings.Contains(got, "operation not permitted") {
+					t.Errorf("%s under the seccomp filter: %q, want operation not permitted (EPERM)", name, got)
+				}
+			}
+			if commands {
+				if !strings.Contains(r.CmdKey, "Permission denied") || strings.Contains(r.CmdKey, "SECRET") {
+					t.Errorf("cat of the key by a program the plugin ran: %q, want Permission denied", r.CmdKey)
+				}
+				if !strings.Contains(r.CmdOut, "Permission denied") {
+					t.Errorf("touch outside by a program the plugin ran: %q, want Permission denied", r.CmdOut)
+				}
+				if _, err := os.Stat(filepath.Join(outside, "planted-by-command")); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a program the confined plugin ran wrote outside its paths")
+				}
 			}
 			if r.Status != sandbox.Confined {
 				t.Fatalf("status %q: this machine's kernel must have Landlock (ABI ≥ 1)", r.Status)
@@ -100,7 +163,7 @@ func Check(t *testing.T, confine Confine) {
 	}
 }
 
-func child(confine Confine) {
+func child(confine Confine, commands bool) {
 	var r result
 	defer func() {
 		b, _ := json.Marshal(r)
@@ -124,7 +187,31 @@ func child(confine Confine) {
 	}
 	_, err = os.ReadFile(filepath.Join(os.Getenv("HOME"), ".config", "hologram", "key"))
 	r.ReadKey = errText(err)
-	r.WriteOut = errText(os.WriteFile(filepath.Join(os.Getenv("HOLOGRAM_SANDBOXTEST_OUTSIDE"), "planted"), []byte("x"), 0o600))
+	if c, err := net.Dial("tcp", os.Getenv("HOLOGRAM_SANDBOXTEST_ADDR")); err == nil {
+		c.Close()
+	} else {
+		r.Dial = errText(err)
+	}
+	outside := os.Getenv("HOLOGRAM_SANDBOXTEST_OUTSIDE")
+	r.WriteOut = errText(os.WriteFile(filepath.Join(outside, "planted"), []byte("x"), 0o600))
+	runtime.LockOSThread() // unshare acts on the calling thread only; with 0 it changes nothing
+	_, _, errno := syscall.RawSyscall(syscall.SYS_PTRACE, syscall.PTRACE_PEEKDATA, 1, 0)
+	r.Ptrace = errText(errnoErr(errno))
+	_, _, errno = syscall.RawSyscall(syscall.SYS_UNSHARE, 0, 0, 0)
+	r.Unshare = errText(errnoErr(errno))
+	if commands {
+		run := func(line string, args ...string) string {
+			out, err := exec.Command("/bin/sh", append([]string{"-c", line, "sh"}, args...)...).CombinedOutput()
+			if err != nil {
+				return fmt.Sprintf("%v: %s", err, out)
+			}
+			return ""
+		}
+		key := filepath.Join(os.Getenv("HOME"), ".config", "hologram", "key")
+		r.CmdInside = run(`cd "$1" && echo made-by-command > cmd-probe && ls | grep -qx cmd-probe && cat cmd-probe | grep -q made && rm cmd-probe`, inside)
+		r.CmdKey = run(`cat "$1"`, key)
+		r.CmdOut = run(`touch "$1"/planted-by-command`, outside)
+	}
 	if inside == "" {
 		return
 	}
@@ -135,6 +222,38 @@ func child(confine Confine) {
 	os.Remove(probe)
 }
 
+// manifestPermissions reads the plugin's plugin.json (the test runs in its package directory)
+// and expands its permissions as the host would for a kernel whose data and config directories
+// are the XDG ones under home: what the host passes in HOLOGRAM_PERMISSIONS, and its network.
+func manifestPermissions(t *testing.T, home string) (string, bool) {
+	t.Helper()
+	raw, err := os.ReadFile("plugin.json")
+	if err != nil {
+		t.Fatalf("the plugin's manifest: %v", err)
+	}
+	var m struct{ Permissions protocol.Permissions }
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("plugin.json: %v", err)
+	}
+	wd, _ := os.Getwd()
+	vars := map[string]string{protocol.VarHome: home, protocol.VarPluginDir: wd,
+		protocol.VarDataDir: filepath.Join(home, ".local", "share", "hologram"), protocol.VarConfigDir: filepath.Join(home, ".config", "hologram")}
+	p, err := m.Permissions.Expand(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(p)
+	return string(b), p.Network
+}
+
+// errnoErr is nil for 0, else errno itself.
+func errnoErr(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
 func lastLine(s, prefix string) string {
 	lines := strings.Split(s, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -143,4 +262,20 @@ func lastLine(s, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// CheckProcess checks that the running plugin process pid loaded the seccomp filter (its
+// /proc status says filter mode, with no_new_privs, which Landlock needs too): the plugin's
+// main confined itself.
+func CheckProcess(t testing.TB, pid int) {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("the plugin process: %v", err)
+	}
+	for _, want := range []string{"\nNoNewPrivs:\t1\n", "\nSeccomp:\t2\n"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the plugin process %d is not confined: its status lacks %q\n%s", pid, strings.TrimSpace(want), raw)
+		}
+	}
 }
