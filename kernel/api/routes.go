@@ -64,6 +64,7 @@ func (s *Server) routes() {
 	s.branchRoutes()   // POST /api/v1/sessions/{id}/branch, GET/PUT /api/v1/prompt
 	s.pluginSettingsRoutes()
 	s.tokenRoutes() // GET, POST /api/v1/tokens, DELETE /api/v1/tokens/{name} (v1tokens.go)
+	s.webRoutes()   // /api/v1/web/… when the web UI is on (web.go)
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("GET /v1/models/{id...}", s.handleModel)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)

@@ -57,6 +57,8 @@ type Options struct {
 	A2A A2A
 	// Settings keeps the /v1 client tokens (v1tokens.go); nil: none can be added.
 	Settings Settings
+	// Web, when set, is the web UI served on TCP at / (web.go).
+	Web Web
 }
 
 // Server serves the API. It is an http.Handler; create it with [New].
@@ -69,6 +71,7 @@ type Server struct {
 	version string
 	mux     *http.ServeMux
 	a2a     A2A
+	web     Web
 
 	// uid is the owner the socket directory must have; peerUID the uid a unix peer must have.
 	// Both are the process's effective uid; tests change them.
@@ -104,6 +107,7 @@ func New(b Backend, opts Options) *Server {
 		version:   opts.Version,
 		mux:       http.NewServeMux(),
 		a2a:       opts.A2A,
+		web:       opts.Web,
 		uid:       os.Geteuid(),
 		peerUID:   os.Geteuid(),
 		pingEvery: 15 * time.Second,
@@ -190,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cors(sw, r) { // a preflight from an allowed origin (cors.go)
 		return
 	}
-	if !s.originAllowed(r) {
+	if !s.originAllowed(r) && !s.webSameOrigin(r) {
 		s.writeError(sw, r, http.StatusForbidden, "requests from browsers are refused (Origin or Referer not allowed)")
 		return
 	}
@@ -216,6 +220,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.a2a != nil && a2aPath(r.URL.Path) { // other agents: their own tokens (a2a.go)
 			s.serveA2A(sw, r)
+			return
+		}
+		if s.web != nil && s.web.Public(r) { // the web UI's page, assets and sign-in (web.go)
+			s.web.ServeHTTP(sw, r)
 			return
 		}
 		if !isHealth(r) {
@@ -268,7 +276,8 @@ func isHealth(r *http.Request) bool {
 }
 
 // authorized checks the bearer token in constant time, answering 401 when it is missing or wrong.
-// A /v1 client token (v1tokens.go) returns the request with its client.
+// A /v1 client token (v1tokens.go) returns the request with its client; without a token, the web
+// UI's same-origin requests carry its device session instead (web.go).
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	got, ok := bearer(r.Header.Get("Authorization"))
 	if ok && s.token != "" && tokenEqual(got, s.token) {
@@ -279,12 +288,25 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) (*http.Reque
 			return r, allowed
 		}
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="hologram"`)
 	w.Header().Set("Connection", "close") // before the answer: the caller's refuse() comes after it
 	msg := "missing bearer token"
 	if ok {
 		msg = "invalid bearer token"
+	} else {
+		web, status, why := s.webAuthorized(r)
+		if web {
+			w.Header().Del("Connection")
+			return r, true
+		}
+		if status == http.StatusForbidden {
+			s.writeError(w, r, status, why)
+			return r, false
+		}
+		if why != "" {
+			msg = why
+		}
 	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="hologram"`)
 	s.writeError(w, r, http.StatusUnauthorized, msg)
 	return r, false
 }

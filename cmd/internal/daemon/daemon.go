@@ -26,6 +26,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/llm/openai"
 	"github.com/hologramagent/hologram/kernel/provstore"
 	"github.com/hologramagent/hologram/kernel/security"
+	"github.com/hologramagent/hologram/kernel/webui"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/graph"
 	"github.com/hologramagent/hologram/memory/sqlite"
@@ -137,6 +138,12 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 			if ln != nil {
 				ln.Close()
 			}
+			return nil, err
+		}
+	}
+	if ln != nil { // the web UI, on the TCP listener (docs/web.md)
+		if opts.Web, err = webui.New(webui.Options{Settings: d.Store, Token: token, Logger: log}); err != nil {
+			ln.Close()
 			return nil, err
 		}
 	}

@@ -1,0 +1,526 @@
+// app.js: the web UI (docs/web.md). Sign-in with the token (or /#token=…), then the newest chat:
+// sessions, streaming Markdown replies, tool calls inline with their state, Stop, history paged
+// with before=ID, drafts kept per chat; Settings lists the signed-in devices.
+import * as api from "./api.js";
+import { render } from "./md.js";
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, cls, text) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+};
+const PAGE = 50;
+const desktopEnter = () => !matchMedia("(pointer: coarse)").matches;
+
+const state = { sessions: [], current: null, oldest: 0, turn: null, abort: null, tools: new Map(), device: null, credential: "", pending: [] };
+
+// ---- sign-in -------------------------------------------------------------------------------
+
+function showSignIn(message) {
+  $("app").hidden = true;
+  $("signin").hidden = false;
+  $("signin-error").textContent = message || "";
+  $("token").focus();
+}
+
+async function signIn(token) {
+  const s = await api.signIn(token);
+  api.setCSRF(s.csrf);
+  state.device = s.device;
+  await start();
+}
+
+$("signin-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  $("signin-button").disabled = true;
+  try {
+    await signIn($("token").value.trim());
+    $("token").value = "";
+  } catch (err) {
+    showSignIn(err instanceof api.SignedOut ? "Wrong token." : err.message);
+  } finally {
+    $("signin-button").disabled = false;
+  }
+});
+
+// guard runs fn, sending the UI to sign-in when the session is gone.
+async function guard(fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof api.SignedOut) showSignIn(err.message);
+    else if (err.name !== "AbortError") notice(err.message);
+    return undefined;
+  }
+}
+
+function notice(text) {
+  const n = el("p", "notice", text);
+  n.setAttribute("role", "alert");
+  $("message-list").append(n);
+  scrollDown();
+}
+
+// ---- navigation ----------------------------------------------------------------------------
+
+const titles = { memory: "Memory", starmap: "Star map", plugins: "Plugins" };
+
+function route() {
+  let view = (location.hash.replace(/^#/, "") || "chat").split("/")[0];
+  if (view !== "chat" && view !== "settings" && !(view in titles)) view = "chat";
+  for (const a of document.querySelectorAll("#tabs a")) {
+    if (a.dataset.view === view) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  $("view-chat").hidden = view !== "chat";
+  $("view-coming").hidden = !(view in titles);
+  $("view-settings").hidden = view !== "settings";
+  if (view in titles) $("coming-title").textContent = titles[view];
+  if (view === "settings") guard(loadDevices);
+}
+addEventListener("hashchange", route);
+
+// ---- sessions ------------------------------------------------------------------------------
+
+async function loadSessions() {
+  const { sessions } = await api.json("GET", "/api/v1/sessions");
+  state.sessions = sessions.sort((a, b) => new Date(b.updated) - new Date(a.updated));
+  const ul = $("session-list");
+  ul.replaceChildren(...state.sessions.map((s) => {
+    const li = el("li");
+    const b = el("button", "session", s.title || s.id);
+    b.type = "button";
+    if (state.current && s.id === state.current.id) b.setAttribute("aria-current", "true");
+    b.addEventListener("click", () => { closeDrawer(); guard(() => openSession(s)); });
+    li.append(b);
+    return li;
+  }));
+}
+
+async function openSession(s) {
+  saveDraft();
+  state.current = s;
+  state.tools.clear();
+  $("chat-title").textContent = s.title || s.id;
+  $("message-list").replaceChildren();
+  $("delete-session").disabled = s.id === "main";
+  $("message").value = localStorage.getItem("draft:" + s.id) || "";
+  grow();
+  for (const b of document.querySelectorAll("#session-list .session")) {
+    if (b.textContent === (s.title || s.id)) b.setAttribute("aria-current", "true");
+    else b.removeAttribute("aria-current");
+  }
+  const page = await loadHistory(0);
+  showMessages(page.messages, false);
+  scrollDown();
+  $("message").focus({ preventScroll: true });
+}
+
+async function loadHistory(before) {
+  const q = new URLSearchParams({ page: "1", limit: String(PAGE) });
+  if (before) q.set("before", String(before));
+  const page = await api.json("GET", `/api/v1/sessions/${encodeURIComponent(state.current.id)}/history?${q}`);
+  if (page.messages.length) state.oldest = page.messages[0].id;
+  $("older").hidden = !page.more;
+  return page;
+}
+
+$("older").addEventListener("click", () => guard(async () => {
+  const box = $("messages");
+  const from = box.scrollHeight - box.scrollTop;
+  const page = await loadHistory(state.oldest);
+  showMessages(page.messages, true);
+  box.scrollTop = box.scrollHeight - from;
+}));
+
+$("new-session").addEventListener("click", () => guard(async () => {
+  const s = await api.json("POST", "/api/v1/sessions", {});
+  await loadSessions();
+  closeDrawer();
+  await openSession(s);
+}));
+
+$("rename-session").addEventListener("click", () => guard(async () => {
+  const title = prompt("New name of this chat", state.current.title || "");
+  if (title === null || !title.trim()) return;
+  state.current = await api.json("PATCH", `/api/v1/sessions/${encodeURIComponent(state.current.id)}`, { title: title.trim() });
+  $("chat-title").textContent = state.current.title;
+  await loadSessions();
+}));
+
+$("delete-session").addEventListener("click", () => guard(async () => {
+  if (!confirm(`Delete the chat “${state.current.title || state.current.id}”? Its messages stay in memory.`)) return;
+  await api.json("DELETE", `/api/v1/sessions/${encodeURIComponent(state.current.id)}`);
+  localStorage.removeItem("draft:" + state.current.id);
+  state.current = null;
+  await loadSessions();
+  await openSession(state.sessions[0] || { id: "main", title: "main" });
+}));
+
+const closeDrawer = () => { $("sessions").classList.remove("open"); $("toggle-sessions").setAttribute("aria-expanded", "false"); };
+$("toggle-sessions").addEventListener("click", () => {
+  const open = $("sessions").classList.toggle("open");
+  $("toggle-sessions").setAttribute("aria-expanded", String(open));
+});
+
+// ---- messages ------------------------------------------------------------------------------
+
+function bubble(role) {
+  const b = el("article", "msg " + role);
+  b.setAttribute("aria-label", role === "user" ? "You" : "Assistant");
+  return b;
+}
+
+function toolView(call) {
+  const d = el("details", "tool");
+  const s = el("summary");
+  s.append(el("span", "tool-name", call.name), el("span", "tool-state"));
+  const args = el("pre", "tool-args", call.arguments || "");
+  const result = el("pre", "tool-result");
+  result.hidden = true;
+  d.append(s, args, result);
+  const v = { node: d, setState(status, text) {
+    d.dataset.state = status;
+    s.lastChild.textContent = status;
+    if (text) { result.textContent = text; result.hidden = false; }
+  } };
+  v.setState(call.status || "running", call.result);
+  state.tools.set(call.id, v);
+  return v;
+}
+
+// showMessages renders history messages, appended or (older pages) prepended.
+function showMessages(msgs, prepend) {
+  const frag = document.createDocumentFragment();
+  for (const m of msgs) {
+    if (m.role === "user") {
+      const b = bubble("user");
+      b.textContent = m.content;
+      if (m.blocks?.length) b.append(attachmentChips(m.blocks.map((x) => x.name || x.kind)));
+      frag.append(b);
+    } else if (m.role === "assistant") {
+      for (const c of m.tool_calls || []) frag.append(toolView({ ...c, status: "running" }).node);
+      if (m.content) {
+        const b = bubble("assistant");
+        b.innerHTML = render(m.content);
+        frag.append(b);
+      }
+    } else if (m.role === "tool") {
+      const v = state.tools.get(m.tool_call_id);
+      if (v) v.setState(m.tool_status || "ok", m.content);
+    }
+  }
+  if (prepend) $("message-list").prepend(frag);
+  else $("message-list").append(frag);
+}
+
+function scrollDown() { const box = $("messages"); box.scrollTop = box.scrollHeight; }
+
+// ---- approvals -----------------------------------------------------------------------------
+
+// answerApproval answers with this device's approval credential, asking the kernel for one
+// first (and again when a restarted kernel no longer knows it).
+async function answerApproval(id, approve) {
+  for (let attempt = 0; ; attempt++) {
+    if (!state.credential) {
+      const name = "web: " + (state.device ? state.device.name : "browser");
+      state.credential = (await api.json("POST", "/api/v1/approvals/credential", { client: name.slice(0, 64) })).credential;
+    }
+    try {
+      const res = await api.request("POST", `/api/v1/approvals/${encodeURIComponent(id)}`, { approve }, undefined,
+        { "X-Hologram-Approval-Credential": state.credential });
+      return await res.json();
+    } catch (err) {
+      if (attempt > 0 || !(err instanceof api.APIError) || err.status !== 403 || !/credential/.test(err.message)) throw err;
+      state.credential = "";
+    }
+  }
+}
+
+const approvalWords = { approved: "Approved.", denied: "Denied.", expired: "Expired: no answer in time, so denied.", cancelled: "Cancelled." };
+
+// showApproval shows an approval request as a card with Approve and Deny, or updates its card.
+function showApproval(ap) {
+  let card = document.querySelector(`article.approval[data-id="${CSS.escape(ap.id)}"]`);
+  if (!card) {
+    card = approvalView(ap);
+    $("message-list").append(card);
+    scrollDown();
+  }
+  if (ap.state && ap.state !== "pending") settle(card, ap.state);
+}
+
+function settle(card, st) {
+  card.dataset.state = st;
+  card.querySelector("[role=status]").textContent = approvalWords[st] || st;
+  card.querySelector(".approval-actions").hidden = true;
+}
+
+function approvalView(ap) {
+  const card = el("article", "approval");
+  card.dataset.id = ap.id;
+  card.setAttribute("aria-label", "Approval: " + ap.title);
+  card.append(el("h3", "", ap.title));
+  if (ap.detail) card.append(el("pre", "", ap.detail));
+  const row = el("div", "approval-actions");
+  const status = el("p", "note");
+  status.setAttribute("role", "status");
+  const yes = el("button", "", "Approve");
+  const no = el("button", "deny", "Deny");
+  for (const [b, approve] of [[yes, true], [no, false]]) {
+    b.type = "button";
+    b.addEventListener("click", () => guard(async () => {
+      yes.disabled = no.disabled = true;
+      try {
+        const out = await answerApproval(ap.id, approve);
+        settle(card, out.state || (approve ? "approved" : "denied"));
+      } catch (err) {
+        yes.disabled = no.disabled = false;
+        throw err;
+      }
+    }));
+  }
+  row.append(yes, no);
+  card.append(row, status);
+  return card;
+}
+
+// ---- attachments ---------------------------------------------------------------------------
+// Files come from the + button (on a phone its picker offers the camera), a paste, or a drop on
+// the chat. Images and audio go as data, text files as text (the kernel's limits apply: at most
+// 16 per message, the request at most the API's body limit).
+
+const MAX_ATTACHMENTS = 16;
+const textTypes = /^(text\/|application\/(json|xml|x-yaml|toml|x-sh|javascript))/;
+const textNames = /\.(md|txt|json|csv|log|ya?ml|toml|go|py|js|ts|sh|c|h|rs|java|html|css|xml|ini|conf)$/i;
+
+function addFiles(files) {
+  for (const f of files) {
+    if (state.pending.length >= MAX_ATTACHMENTS) { notice(`At most ${MAX_ATTACHMENTS} attachments per message.`); break; }
+    const kind = f.type.startsWith("image/") ? "image" : f.type.startsWith("audio/") ? "audio"
+      : textTypes.test(f.type) || textNames.test(f.name) ? "text" : "";
+    if (!kind) { notice(`${f.name}: only text files, images and audio can be attached.`); continue; }
+    state.pending.push({ file: f, kind });
+  }
+  showPending();
+}
+
+function showPending() {
+  const ul = $("attachments");
+  ul.hidden = state.pending.length === 0;
+  ul.replaceChildren(...state.pending.map((p, i) => {
+    const li = el("li", "chip");
+    li.append(el("span", "", `${p.file.name || "pasted " + p.kind} (${size(p.file.size)})`));
+    const x = el("button", "remove", "×");
+    x.type = "button";
+    x.setAttribute("aria-label", "Remove " + (p.file.name || "attachment"));
+    x.addEventListener("click", () => { state.pending.splice(i, 1); showPending(); });
+    li.append(x);
+    return li;
+  }));
+}
+
+const size = (n) => n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(0) + " KB" : (n / 1048576).toFixed(1) + " MB";
+
+async function encode(p) {
+  const name = p.file.name || (p.kind === "image" ? "pasted.png" : "pasted");
+  if (p.kind === "text") return { kind: "text", name, text: await p.file.text() };
+  const bytes = new Uint8Array(await p.file.arrayBuffer());
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return { kind: p.kind, name, mime: p.file.type, data: btoa(bin) };
+}
+
+$("attach").addEventListener("click", () => $("file").click());
+$("file").addEventListener("change", () => { addFiles($("file").files); $("file").value = ""; });
+$("message").addEventListener("paste", (e) => {
+  const files = [...(e.clipboardData?.files || [])];
+  if (files.length) { e.preventDefault(); addFiles(files); }
+});
+$("chat").addEventListener("dragover", (e) => { if (e.dataTransfer?.types.includes("Files")) { e.preventDefault(); $("chat").classList.add("drop"); } });
+$("chat").addEventListener("dragleave", () => $("chat").classList.remove("drop"));
+$("chat").addEventListener("drop", (e) => {
+  $("chat").classList.remove("drop");
+  if (e.dataTransfer?.files.length) { e.preventDefault(); addFiles(e.dataTransfer.files); }
+});
+
+function attachmentChips(names) {
+  const row = el("div", "sent-attachments");
+  for (const n of names) row.append(el("span", "chip", n));
+  return row;
+}
+
+// ---- sending -------------------------------------------------------------------------------
+
+function busy(on) {
+  $("stop").hidden = !on;
+  $("send").disabled = on;
+}
+
+async function send() {
+  const text = $("message").value;
+  if (!text.trim() || state.abort) return;
+  const s = state.current;
+  let attachments = [];
+  try {
+    attachments = await Promise.all(state.pending.map(encode));
+  } catch (err) {
+    notice("Could not read an attachment: " + err.message);
+    return;
+  }
+  const mine = bubble("user");
+  mine.textContent = text;
+  if (attachments.length) mine.append(attachmentChips(attachments.map((a) => a.name)));
+  $("message-list").append(mine);
+  $("message").value = "";
+  state.pending = [];
+  showPending();
+  localStorage.removeItem("draft:" + s.id);
+  grow();
+  let reply = null, raw = "", frame = 0;
+  const paint = () => { frame = 0; if (reply) { reply.innerHTML = render(raw); scrollDown(); } };
+  const ensureReply = () => {
+    if (!reply) { reply = bubble("assistant"); reply.classList.add("streaming"); $("message-list").append(reply); }
+    return reply;
+  };
+  state.abort = new AbortController();
+  busy(true);
+  scrollDown();
+  try {
+    const body = { session: s.id, input: text, channel: "web" };
+    if (attachments.length) body.attachments = attachments;
+    await api.stream(body, (type, ev) => {
+      switch (type) {
+      case "turn": state.turn = ev.turn_id; break;
+      case "delta":
+        ensureReply(); raw += ev.text;
+        if (!frame) frame = requestAnimationFrame(paint);
+        break;
+      case "tool_call": {
+        const v = toolView(ev.tool);
+        if (reply && !raw) { reply.remove(); reply = null; }
+        $("message-list").append(v.node);
+        reply = null; raw = "";
+        scrollDown();
+        break;
+      }
+      case "tool_result": {
+        const v = state.tools.get(ev.tool.id) || toolView(ev.tool);
+        v.setState(ev.tool.status, ev.tool.result);
+        break;
+      }
+      case "approval": // asked (pending), then again once answered, expired or cancelled
+        showApproval(ev.approval);
+        break;
+      case "final":
+        ensureReply(); raw = ev.text || raw; paint();
+        break;
+      case "error":
+        notice(ev.text);
+        break;
+      }
+    }, state.abort.signal);
+  } catch (err) {
+    if (err instanceof api.SignedOut) { showSignIn(err.message); return; }
+    if (err.name === "AbortError") {
+      const n = el("p", "note", "Stopped.");
+      $("message-list").append(n);
+    } else notice(err.message);
+  } finally {
+    if (frame) cancelAnimationFrame(frame), paint();
+    if (reply) reply.classList.remove("streaming");
+    state.abort = null; state.turn = null;
+    busy(false);
+  }
+  guard(loadSessions);
+}
+
+$("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+$("message").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing && desktopEnter()) { e.preventDefault(); send(); }
+});
+$("message").addEventListener("input", () => { grow(); saveDraft(); });
+// Stop cancels the turn (when the kernel has named it) and stops reading its stream at once;
+// closing the stream cancels a turn the kernel still runs, too.
+$("stop").addEventListener("click", () => {
+  if (state.turn) api.request("POST", `/api/v1/turns/${encodeURIComponent(state.turn)}/cancel`).catch(() => { /* already over */ });
+  if (state.abort) state.abort.abort();
+});
+
+function saveDraft() {
+  if (!state.current) return;
+  const v = $("message").value;
+  if (v) localStorage.setItem("draft:" + state.current.id, v);
+  else localStorage.removeItem("draft:" + state.current.id);
+}
+
+function grow() {
+  const t = $("message");
+  t.style.height = "auto";
+  t.style.height = Math.min(t.scrollHeight, 200) + "px";
+}
+
+// ---- settings ------------------------------------------------------------------------------
+
+async function loadDevices() {
+  const { devices } = await api.json("GET", "/api/v1/web/devices");
+  $("device-list").replaceChildren(...devices.map((d) => {
+    const li = el("li", "device");
+    const seen = new Date(d.last_seen).toLocaleString();
+    li.append(el("span", "device-name", d.name + (d.current ? " (this device)" : "")), el("span", "hint", "last used " + seen));
+    const b = el("button", "", "Revoke");
+    b.type = "button";
+    b.setAttribute("aria-label", "Revoke " + d.name);
+    b.addEventListener("click", () => guard(async () => {
+      await api.json("DELETE", `/api/v1/web/devices/${d.id}`);
+      if (d.current) showSignIn("This device was signed out.");
+      else await loadDevices();
+    }));
+    li.append(b);
+    return li;
+  }));
+}
+
+$("sign-out").addEventListener("click", () => guard(async () => {
+  await api.json("DELETE", "/api/v1/web/session");
+  showSignIn("Signed out.");
+}));
+
+// ---- start ---------------------------------------------------------------------------------
+
+async function start() {
+  $("signin").hidden = true;
+  $("app").hidden = false;
+  if (!location.hash || location.hash.startsWith("#token=")) history.replaceState(null, "", location.pathname + "#chat");
+  route();
+  await loadSessions();
+  // #chat/ID opens that chat (a link to it); otherwise the newest opens.
+  const link = location.hash.match(/^#chat\/(.+)$/);
+  const linked = link && state.sessions.find((s) => s.id === decodeURIComponent(link[1]));
+  await openSession(linked || state.sessions[0] || { id: "main", title: "main" });
+}
+
+async function boot() {
+  const m = location.hash.match(/^#token=([^&]+)/);
+  if (m) {
+    const token = decodeURIComponent(m[1]);
+    history.replaceState(null, "", location.pathname + "#chat"); // the token leaves the address bar at once
+    try { await signIn(token); } catch (err) { showSignIn(err instanceof api.SignedOut ? "Wrong token." : err.message); }
+    return;
+  }
+  try {
+    const s = await api.json("GET", "/api/v1/web/session");
+    api.setCSRF(s.csrf);
+    state.device = s.device;
+    await start();
+  } catch (err) {
+    showSignIn(err instanceof api.SignedOut ? "" : err.message);
+  }
+}
+
+if ("serviceWorker" in navigator && window.isSecureContext) {
+  navigator.serviceWorker.register("/sw.js").catch(() => { /* the UI works without it */ });
+}
+boot();
