@@ -88,6 +88,11 @@ type Options struct {
 	Logger      *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Addr is the TCP listener's address (host:port) pairing links name; TLS says whether it
+	// serves https, and Fingerprint is its certificate's SHA-256 fingerprint (pair.go).
+	Addr        string
+	TLS         bool
+	Fingerprint string
 }
 
 // UI serves the web UI and its device sessions. Create it with [New].
@@ -103,7 +108,12 @@ type UI struct {
 	burst int
 	every time.Duration
 
+	addr        string
+	tls         bool
+	fingerprint string
+
 	mu       sync.Mutex
+	pairings []*pairing // live pairings, oldest first (pair.go)
 	limiters map[string]*rate.Limiter
 	seen     map[string]time.Time // when each device's last_seen was last written
 }
@@ -114,7 +124,8 @@ func New(opts Options) (*UI, error) {
 		return nil, errors.New("webui: Settings and Token are required")
 	}
 	u := &UI{set: opts.Settings, token: opts.Token, ttl: opts.SessionTTL, log: opts.Logger, now: opts.Now,
-		burst: opts.SignInBurst, every: opts.SignInEvery, limiters: map[string]*rate.Limiter{}, seen: map[string]time.Time{}}
+		burst: opts.SignInBurst, every: opts.SignInEvery,
+		addr: opts.Addr, tls: opts.TLS, fingerprint: opts.Fingerprint, limiters: map[string]*rate.Limiter{}, seen: map[string]time.Time{}}
 	if u.ttl <= 0 {
 		u.ttl = DefaultSessionTTL
 	}
@@ -140,6 +151,8 @@ func New(opts Options) (*UI, error) {
 	u.mux.HandleFunc("DELETE /api/v1/web/session", u.handleSignOut)
 	u.mux.HandleFunc("GET /api/v1/web/devices", u.handleDevices)
 	u.mux.HandleFunc("DELETE /api/v1/web/devices/{id}", u.handleRevoke)
+	u.mux.HandleFunc("POST /api/v1/web/pairings", u.handleNewPairing)
+	u.mux.HandleFunc("POST /api/v1/web/pair", u.handlePair)
 	u.mux.HandleFunc("GET /", u.serveAsset)
 	return u, nil
 }
@@ -147,7 +160,7 @@ func New(opts Options) (*UI, error) {
 // Public reports whether r is for one of the web UI's paths that need no token: the page and
 // its assets (GET, HEAD), and /api/v1/web/session, which checks the token or the cookie itself.
 func (u *UI) Public(r *http.Request) bool {
-	if r.URL.Path == "/api/v1/web/session" {
+	if r.URL.Path == "/api/v1/web/session" || r.URL.Path == "/api/v1/web/pair" {
 		return true
 	}
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasPrefix(r.URL.Path, "/api/") &&
@@ -321,6 +334,12 @@ func (u *UI) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "wrong token")
 		return
 	}
+	u.newSession(w, r, in.Name)
+}
+
+// newSession signs r's browser in: a new device session, its cookie set on w and its CSRF token
+// answered (sign-in with the token, and a pairing code).
+func (u *UI) newSession(w http.ResponseWriter, r *http.Request, givenName string) {
 	devs, err := u.set.ListSettings(r.Context(), settingPrefix)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
@@ -339,7 +358,7 @@ func (u *UI) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(sb[:])
 	id, secret := hex.EncodeToString(idb[:]), base64.RawURLEncoding.EncodeToString(sb[:])
 	now := u.now().UTC()
-	name := deviceName(in.Name, r.UserAgent())
+	name := deviceName(givenName, r.UserAgent())
 	sum := sha256.Sum256([]byte(secret))
 	d := stored{Device: Device{ID: id, Name: name, Created: now, LastSeen: now, Expires: now.Add(u.ttl)}, Hash: hex.EncodeToString(sum[:])}
 	raw, _ := json.Marshal(d)

@@ -142,7 +142,11 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 		}
 	}
 	if ln != nil { // the web UI, on the TCP listener (docs/web.md)
-		if opts.Web, err = webui.New(webui.Options{Settings: d.Store, Token: token, Logger: log}); err != nil {
+		wo := webui.Options{Settings: d.Store, Token: token, Logger: log, Addr: ln.Addr().String(), TLS: tlsConf != nil}
+		if tlsConf != nil && len(tlsConf.Certificates) > 0 && len(tlsConf.Certificates[0].Certificate) > 0 {
+			wo.Fingerprint = security.Fingerprint(tlsConf.Certificates[0].Certificate[0])
+		}
+		if opts.Web, err = webui.New(wo); err != nil {
 			ln.Close()
 			return nil, err
 		}
