@@ -41,6 +41,14 @@ export async function signIn(token) {
   return res.json();
 }
 
+// pair trades a pairing code (the link's, or its typed short form) for a device session.
+export async function pair(code) {
+  const res = await fetch("/api/v1/web/pair", { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ code }), credentials: "same-origin" });
+  if (!res.ok) throw await failure(res);
+  return res.json();
+}
+
 // stream posts a chat turn and calls onEvent(type, data) for each server-sent event.
 export async function stream(body, onEvent, signal) {
   const res = await request("POST", "/api/v1/chat", body, signal);

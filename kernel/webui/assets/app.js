@@ -22,6 +22,7 @@ function showSignIn(message) {
   $("app").hidden = true;
   $("signin").hidden = false;
   $("signin-error").textContent = message || "";
+  $("pair-error").textContent = "";
   $("token").focus();
 }
 
@@ -31,6 +32,29 @@ async function signIn(token) {
   state.device = s.device;
   await start();
 }
+
+// pairWith signs in with a pairing code: the link's (#pair=…) or the short form typed.
+async function pairWith(code) {
+  const s = await api.pair(code);
+  api.setCSRF(s.csrf);
+  state.device = s.device;
+  await start();
+}
+
+$("pair-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  $("pair-button").disabled = true;
+  try {
+    await pairWith($("pair-code").value.trim());
+    $("pair-code").value = "";
+  } catch (err) {
+    showSignIn();
+    $("pair-error").textContent = err.message;
+    $("pair-code").focus();
+  } finally {
+    $("pair-button").disabled = false;
+  }
+});
 
 $("signin-form").addEventListener("submit", async (e) => {
   e.preventDefault();
@@ -493,7 +517,7 @@ $("sign-out").addEventListener("click", () => guard(async () => {
 async function start() {
   $("signin").hidden = true;
   $("app").hidden = false;
-  if (!location.hash || location.hash.startsWith("#token=")) history.replaceState(null, "", location.pathname + "#chat");
+  if (!location.hash || location.hash.startsWith("#token=") || location.hash.startsWith("#pair=")) history.replaceState(null, "", location.pathname + "#chat");
   route();
   await loadSessions();
   // #chat/ID opens that chat (a link to it); otherwise the newest opens.
@@ -508,6 +532,18 @@ async function boot() {
     const token = decodeURIComponent(m[1]);
     history.replaceState(null, "", location.pathname + "#chat"); // the token leaves the address bar at once
     try { await signIn(token); } catch (err) { showSignIn(err instanceof api.SignedOut ? "Wrong token." : err.message); }
+    return;
+  }
+  const p = location.hash.match(/^#pair=([^&]+)/);
+  if (p) {
+    const code = decodeURIComponent(p[1]);
+    history.replaceState(null, "", location.pathname + "#chat"); // a used code is worthless, but leaves anyway
+    try {
+      await pairWith(code);
+    } catch (err) {
+      showSignIn();
+      $("pair-error").textContent = err.message;
+    }
     return;
   }
   try {
