@@ -15,6 +15,7 @@ require (
 	github.com/google/licensecheck v0.3.1
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/mmcdole/gofeed v1.4.2
+	github.com/skip2/go-qrcode v0.0.0-20200617195104-da1b6568686e
 	github.com/teambition/rrule-go v1.8.2
 	github.com/yalue/onnxruntime_go v1.27.0
 	github.com/yanyiwu/gojieba v1.4.6

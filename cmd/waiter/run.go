@@ -89,6 +89,8 @@ commands:
                                           once; --owner lets its requests without "user" see the
                                           owner's memory and tools (else scope group:token:NAME)
   token list [--json] | remove NAME
+  pair [--host H] [--png FILE] [--json]   pair a phone with the web UI: a QR code of a single-use
+                                          sign-in link (5 minutes) and its short code
   version
 
 environment:
@@ -245,6 +247,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		"acp":   a.acp,   // acp.go
 		"a2a":   a.a2a,   // a2a.go
 		"token": a.token, // tokens.go
+		"pair":  a.pair,  // pair.go
 	}
 	fn, ok := commands[cmd]
 	if !ok {
