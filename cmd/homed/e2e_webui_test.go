@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
+	_ "image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,4 +164,79 @@ func webHistory(t *testing.T, e *env, id, query string) client.HistoryPage {
 		t.Fatalf("history %s: %d %v", id, resp.StatusCode, err)
 	}
 	return page
+}
+
+// TestWebUIPairing pairs browsers with a real homed as a person would: `waiter pair --json
+// --png` over the socket makes the pairings (the PNG is checked to be an image; no QR decoder is
+// served to read it back: cmd/waiter's TestPair checks the QR modules against the URL's), a
+// phone browser opens the link and is signed in, a second browser opening the same link is
+// refused, and the other pairing's short code typed into "Pairing code" signs a desktop browser
+// in (testdata/webui/pair.mjs).
+func TestWebUIPairing(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "webui"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err != nil {
+		t.Fatalf("playwright-core is not installed (%v): run `make webui-peers`", err)
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Fatalf("Debian's chromium: %v (.ci/deps.sh installs it)", err)
+	}
+	shots, err := filepath.Abs(filepath.Join("..", "..", "build", "screenshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	base, _ := v1Homed(t, e, "")
+	pairing := func(png string) client.Pairing {
+		var p client.Pairing
+		e.waiterJSON(&p, "pair", "--json", "--png", png)
+		if !strings.HasPrefix(p.URL, base+"/#pair="+p.Code) || len(p.Code) < 22 || len(p.Short) != 9 || time.Until(p.Expires) > 5*time.Minute || time.Until(p.Expires) < 4*time.Minute {
+			t.Fatalf("pairing %+v (base %s)", p, base)
+		}
+		f, err := os.Open(png)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, format, err := image.Decode(f); err != nil || format != "png" {
+			t.Fatalf("--png: %s %v", format, err)
+		}
+		return p
+	}
+	link, typed := pairing(filepath.Join(e.root, "a.png")), pairing(filepath.Join(e.root, "b.png"))
+	// The plain text a person reads: the URL and the short code.
+	out, errOut, code := e.waiter("", nil, "pair")
+	if code != 0 || !strings.Contains(out, base+"/#pair=") || !strings.Contains(out, "Pairing code") || !strings.Contains(out, "▀") {
+		t.Fatalf("waiter pair: %d %s%s", code, out, errOut)
+	}
+
+	start := time.Now()
+	cmd := exec.Command("node", filepath.Join(dir, "pair.mjs"), base, link.URL, typed.Short, shots)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node pair.mjs: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &got); err != nil {
+		t.Fatalf("pair.mjs: %v: %q %s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("pair.mjs in %v: %v", time.Since(start).Round(time.Millisecond), got)
+
+	// Two devices paired, one of each way; the reused link and the wrong code made none.
+	var devs struct{ Devices []struct{ ID, Name string } }
+	resp, err := e.unixHTTP().Get("http://hologram/api/v1/web/devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&devs); err != nil || len(devs.Devices) != 2 {
+		t.Fatalf("devices: %v %v", devs, err)
+	}
 }
