@@ -122,6 +122,8 @@ type SettingsVM struct {
 	Models *SettingsModels
 	// Prompt is the base system prompt (settings_prompt.go).
 	Prompt SettingsPrompt
+	// Pair is Settings → Pair a phone (settings_pair.go).
+	Pair SettingsPair
 
 	mu sync.Mutex // serialises the read-modify-write of the saved remotes
 }
@@ -143,6 +145,7 @@ func NewSettingsVM(svc client.Service, env SettingsEnv) *SettingsVM {
 		RemoteStatus: newSettingsStatus(),
 		Autostart:    binding.NewBool(), LanguageTag: binding.NewString(), CloseToTray: binding.NewBool(),
 		General: newSettingsStatus(), Memory: newMemoryTransfer(), Models: newSettingsModels(), Prompt: newSettingsPrompt(),
+		Pair: newSettingsPair(),
 	}
 	remotes, err := vm.loadRemotes()
 	if err != nil {

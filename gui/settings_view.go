@@ -24,6 +24,7 @@ func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		settingsPrompt(vm),
 		settingsData(vm),
 		settingsRemotes(vm),
+		settingsPair(vm),
 		settingsMemory(vm, w),
 		settingsModels(vm, w),
 		settingsGeneral(vm),
@@ -34,6 +35,7 @@ func NewSettingsView(vm *SettingsVM, w fyne.Window) fyne.CanvasObject {
 		_ = vm.RefreshProviders(ctx)
 		_ = vm.RefreshPrompt(ctx)
 		_ = vm.RefreshModels(ctx)
+		_ = vm.RefreshPairing(ctx)
 	})
 	return container.NewVScroll(container.NewPadded(content))
 }

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -25,6 +27,9 @@ type PairingService interface {
 	// NewPairing makes a pairing; host, when set, names the kernel in its URL instead of the
 	// listener's address (or this machine's first LAN address when it listens on all).
 	NewPairing(ctx context.Context, host string) (Pairing, error)
+	// WebUI reports whether the kernel serves the web UI (it listens on TCP), so a pairing can
+	// be made.
+	WebUI(ctx context.Context) (bool, error)
 }
 
 // NewPairing makes a web UI pairing (POST /api/v1/web/pairings).
@@ -34,6 +39,19 @@ func (c *HTTP) NewPairing(ctx context.Context, host string) (Pairing, error) {
 		Host string `json:"host,omitempty"`
 	}{host}, &out)
 	return out, err
+}
+
+// WebUI reports whether the kernel serves the web UI: its device list
+// (GET /api/v1/web/devices) answers, where a kernel without a TCP listener answers 404.
+func (c *HTTP) WebUI(ctx context.Context) (bool, error) {
+	var out struct {
+		Devices []json.RawMessage `json:"devices"`
+	}
+	err := c.do(ctx, http.MethodGet, "/api/v1/web/devices", nil, &out)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 var _ PairingService = (*HTTP)(nil)
