@@ -62,7 +62,7 @@ func (s *webSettings) ListSettings(_ context.Context, p string) (map[string]stri
 // origins stay refused; a revoked device is refused; the unix socket serves no page.
 func TestWebUIMount(t *testing.T) {
 	const owner = "owner-token"
-	ui, err := webui.New(webui.Options{Settings: &webSettings{m: map[string]string{}}, Token: owner})
+	ui, err := webui.New(webui.Options{Settings: &webSettings{m: map[string]string{}}, Token: owner, Addr: "127.0.0.1:7878"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +104,10 @@ func TestWebUIMount(t *testing.T) {
 		{"a page write anonymous", "POST", "/", "", map[string]string{"Origin": own}, 401, "missing bearer token"},
 		{"devices with the token", "GET", "/api/v1/web/devices", "", map[string]string{"Authorization": "Bearer " + owner}, 200, signed.Device.ID},
 		{"devices anonymous", "GET", "/api/v1/web/devices", "", nil, 401, "missing bearer token"},
+		{"a pairing anonymous", "POST", "/api/v1/web/pairings", "", nil, 401, "missing bearer token"},
+		{"a pairing from a signed-in browser", "POST", "/api/v1/web/pairings", "", map[string]string{"Cookie": cookie, "Origin": own, "X-CSRF-Token": signed.CSRF}, 403, "only the owner"},
+		{"a pairing with the token", "POST", "/api/v1/web/pairings", "", map[string]string{"Authorization": "Bearer " + owner}, 201, "http://127.0.0.1:7878/#pair="},
+		{"pair, anonymous, a wrong code", "POST", "/api/v1/web/pair", `{"code":"ABCD-EFGH"}`, map[string]string{"Origin": own}, 401, "wrong or expired pairing code"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := tcp.do(t, tc.method, tc.path, tc.body, tc.hdr)
@@ -128,6 +132,10 @@ func TestWebUIMount(t *testing.T) {
 		t.Fatalf("a revoked device: %d %s", resp.StatusCode, body)
 	}
 
+	// The socket is the owner: it makes pairings.
+	if resp, body := unix.do(t, "POST", "/api/v1/web/pairings", "{}", nil); resp.StatusCode != 201 || !strings.Contains(body, `"short"`) {
+		t.Fatalf("a pairing over the socket: %d %s", resp.StatusCode, body)
+	}
 	// The unix socket serves no page (the web UI is the TCP listener's).
 	if resp, _ := unix.do(t, "GET", "/", "", nil); resp.StatusCode != 404 {
 		t.Fatalf("GET / on the socket: %d", resp.StatusCode)
