@@ -3,9 +3,10 @@ package cold
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
+
+	"github.com/hologramagent/hologram/memory"
 )
 
 // Episode coherence (query-term coverage over a window). In a conversation a memory is rarely
@@ -32,7 +33,7 @@ func (r *Recaller) coherence(ctx context.Context, cs map[int64]*cand, terms []st
 	for i, t := range terms {
 		slot[t] = i
 		if i < len(df) && df[i] > 0 {
-			idf[i] = math.Log(1 + (float64(total)-float64(df[i])+0.5)/(float64(df[i])+0.5))
+			idf[i] = memory.BM25IDF(float64(total), float64(df[i]))
 			sum += idf[i]
 		}
 	}

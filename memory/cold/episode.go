@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/hologramagent/hologram/memory"
 )
 
 // Episode documents fused with the turn ranking. A question of a few words names a fact, and
@@ -51,7 +53,7 @@ func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, te
 	for i, t := range terms {
 		slot[t] = i
 		if i < len(df) && df[i] > 0 {
-			idf[i] = math.Log(1 + (float64(total)-float64(df[i])+0.5)/(float64(df[i])+0.5))
+			idf[i] = memory.BM25IDF(float64(total), float64(df[i]))
 			if n := qtf[t]; n > 1 && r.p.EpisodeQTF {
 				idf[i] *= float64(n)
 			}

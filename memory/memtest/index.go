@@ -3,7 +3,6 @@ package memtest
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -12,10 +11,11 @@ import (
 	"github.com/hologramagent/hologram/memory"
 )
 
-// BM25 parameters, the ones FTS5's bm25() uses.
+// BM25 parameters: the SQLite store's ([memory.BM25K1], [memory.BM25B]), so that tests on this
+// index rank as the product does.
 const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
+	bm25K1 = memory.BM25K1
+	bm25B  = memory.BM25B
 )
 
 // queryTerms lowercases, splits and de-duplicates query terms the way the SQLite store builds its
@@ -32,8 +32,8 @@ func queryTerms(terms []string) []string {
 	return out
 }
 
-// SearchTerms implements [memory.Index] with a naive BM25 over every event (k1 = 1.2, b = 0.75,
-// FTS5's IDF log((N-n+0.5)/(n+0.5)) floored at 1e-6), ties broken by id.
+// SearchTerms implements [memory.Index] with a naive BM25 over every event, the store's
+// constants and IDF ([memory.BM25IDF]), ties broken by id.
 func (m *Mem) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.TextHit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -100,11 +100,7 @@ func (m *Mem) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.Tex
 	}
 	idf := make(map[string]float64, len(terms))
 	for _, t := range terms {
-		v := math.Log((n - float64(df[t]) + 0.5) / (float64(df[t]) + 0.5))
-		if v <= 0 {
-			v = 1e-6
-		}
-		idf[t] = v
+		idf[t] = memory.BM25IDF(n, float64(df[t]))
 	}
 
 	var hits []memory.TextHit

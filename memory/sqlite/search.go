@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -91,7 +90,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	slot := newTermSlots(terms)
 	idf := make([]float64, len(terms))
 	for i := range terms {
-		idf[i] = math.Log(1 + (float64(total)-float64(df[i])+0.5)/(float64(df[i])+0.5))
+		idf[i] = memory.BM25IDF(float64(total), float64(df[i]))
 	}
 	avg := s.stats.avgLen()
 	type scored struct {
@@ -154,11 +153,11 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 }
 
 // candidateRows bounds the rows one search scores (fewer when fewer hits are wanted); bm25K1
-// and bm25B are BM25's constants.
+// and bm25B are BM25's constants, shared with the in-memory index of the tests.
 const (
 	candidateRows = 3000
-	bm25K1        = 1.2
-	bm25B         = 0.5 // short turns: length matters less than in documents (dev split: +1 point any@10)
+	bm25K1        = memory.BM25K1
+	bm25B         = memory.BM25B
 )
 
 // termSlots finds a query term's position: a linear scan for a few terms (cheaper than hashing

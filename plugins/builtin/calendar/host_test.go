@@ -12,7 +12,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
-	"github.com/hologramagent/hologram/plugins/builtin/internal/hosttest"
+	"github.com/hologramagent/hologram/kernel/kerneltest/hosttest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 

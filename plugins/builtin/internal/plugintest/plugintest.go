@@ -3,7 +3,7 @@
 // a map, and the error check of table-driven cases. Import it from tests only.
 //
 // The tests that build a plugin and run it under the real host and kernel use
-// plugins/builtin/internal/hosttest instead.
+// kernel/kerneltest/hosttest instead.
 package plugintest
 
 import (
