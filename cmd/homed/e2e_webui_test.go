@@ -167,9 +167,8 @@ func webHistory(t *testing.T, e *env, id, query string) client.HistoryPage {
 }
 
 // TestWebUIPairing pairs browsers with a real homed as a person would: `waiter pair --json
-// --png` over the socket makes the pairings (the PNG is checked to be an image; no QR decoder is
-// served to read it back: cmd/waiter's TestPair checks the QR modules against the URL's), a
-// phone browser opens the link and is signed in, a second browser opening the same link is
+// --png` over the socket makes the pairings (zbarimg, Debian's zbar-tools, reads each PNG's QR
+// code back: it holds the link), a phone browser opens the link and is signed in, a second browser opening the same link is
 // refused, and the other pairing's short code typed into "Pairing code" signs a desktop browser
 // in (testdata/webui/pair.mjs).
 func TestWebUIPairing(t *testing.T) {
@@ -182,6 +181,9 @@ func TestWebUIPairing(t *testing.T) {
 	}
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Fatalf("Debian's chromium: %v (.ci/deps.sh installs it)", err)
+	}
+	if _, err := exec.LookPath("zbarimg"); err != nil {
+		t.Fatalf("zbarimg: %v (.ci/deps.sh installs zbar-tools)", err)
 	}
 	shots, err := filepath.Abs(filepath.Join("..", "..", "build", "screenshots"))
 	if err != nil {
@@ -205,6 +207,14 @@ func TestWebUIPairing(t *testing.T) {
 		defer f.Close()
 		if _, format, err := image.Decode(f); err != nil || format != "png" {
 			t.Fatalf("--png: %s %v", format, err)
+		}
+		// The QR code holds the link: zbar reads it back.
+		zbar := exec.Command("zbarimg", "--quiet", "--raw", png)
+		var zerr bytes.Buffer
+		zbar.Stderr = &zerr // it also complains about D-Bus there
+		out, err := zbar.Output()
+		if got := strings.TrimSpace(string(out)); err != nil || got != p.URL {
+			t.Fatalf("zbarimg %s: %v: %q, want %q (%s)", png, err, got, p.URL, zerr.String())
 		}
 		return p
 	}
