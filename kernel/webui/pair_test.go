@@ -61,6 +61,20 @@ func TestNewPairing(t *testing.T) {
 			}
 		})
 	}
+	// Listening on all addresses: the address a TCP request came to, else a LAN address.
+	u0, _, _ := newUI(t, Options{Addr: "0.0.0.0:8443", TLS: true})
+	r := httptest.NewRequest("POST", "/api/v1/web/pairings", nil)
+	r.Host = "10.0.0.5:8443"
+	var p Pairing
+	if w := do(u0, r); w.Code != 201 || json.Unmarshal(w.Body.Bytes(), &p) != nil || !strings.HasPrefix(p.URL, "https://10.0.0.5:8443/#pair=") {
+		t.Errorf("over TCP to 10.0.0.5: %d %s", w.Code, w.Body)
+	}
+	r = httptest.NewRequest("POST", "/api/v1/web/pairings", nil)
+	r.Host = "hologram" // the socket's
+	if w := do(u0, r); w.Code != 201 || json.Unmarshal(w.Body.Bytes(), &p) != nil || strings.Contains(p.URL, "0.0.0.0") ||
+		strings.Contains(p.URL, "hologram") || !regexp.MustCompile(`^https://[^/]+:8443/#pair=`).MatchString(p.URL) {
+		t.Errorf("over the socket: %d %s", w.Code, w.Body)
+	}
 	// Two pairings share nothing.
 	u, _, _ := newUI(t, Options{Addr: "127.0.0.1:1"})
 	a, b := newPairing(t, u, ""), newPairing(t, u, "")
