@@ -61,7 +61,7 @@ func (a *app) pair(ctx context.Context, args []string) error {
 	fmt.Fprintf(a.stdout, "or type the code %s in \"Pairing code\" on the sign-in page.\n", p.Short)
 	fmt.Fprintf(a.stdout, "Single use; expires at %s (in %s).\n", p.Expires.Local().Format("15:04:05"), time.Until(p.Expires).Round(time.Second))
 	if p.Fingerprint != "" {
-		fmt.Fprintf(a.stdout, "The kernel's TLS certificate is self-signed or its own: the browser warns once; its SHA-256 fingerprint is\n  %s\n", fingerprintGroups(p.Fingerprint))
+		fmt.Fprintf(a.stdout, "If the browser warns about the certificate, compare its SHA-256 fingerprint with\n  %s\n", fingerprintGroups(p.Fingerprint))
 	}
 	if *png != "" {
 		fmt.Fprintf(a.stdout, "QR code written to %s\n", *png)
