@@ -255,19 +255,25 @@ func (u *UI) handlePair(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `field "code" is required: the code of the pairing link, or its short form`)
 		return
 	}
-	if msg := u.consume(code); msg != "" {
+	p, msg := u.consume(code)
+	if msg != "" {
 		u.log.Warn("webui: pairing with a wrong code", "remote", r.RemoteAddr, "why", msg)
 		writeError(w, http.StatusUnauthorized, msg)
 		return
 	}
+	if !u.newSession(w, r, in.Name) { // e.g. too many devices: the pairing stays usable
+		u.mu.Lock()
+		p.used = false
+		u.mu.Unlock()
+		return
+	}
 	u.log.Info("webui: a device paired", "remote", r.RemoteAddr)
-	u.newSession(w, r, in.Name)
 }
 
 // consume finds code's pairing and uses it up; it returns why not otherwise. A wrong short code
 // counts against every live pairing (it cannot tell which one was meant), voiding those that
 // reach MaxPairingFailures.
-func (u *UI) consume(code string) string {
+func (u *UI) consume(code string) (*pairing, string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.prunePairings()
@@ -284,12 +290,12 @@ func (u *UI) consume(code string) string {
 		}
 		switch {
 		case p.used:
-			return "this pairing code was used already: each pairs one device; ask for a new one"
+			return nil, "this pairing code was used already: each pairs one device; ask for a new one"
 		case p.void:
-			return fmt.Sprintf("this pairing is void after %d wrong tries: ask for a new one", MaxPairingFailures)
+			return nil, fmt.Sprintf("this pairing is void after %d wrong tries: ask for a new one", MaxPairingFailures)
 		}
 		p.used = true
-		return ""
+		return p, ""
 	}
 	if isShort {
 		voided := false
@@ -302,8 +308,8 @@ func (u *UI) consume(code string) string {
 			}
 		}
 		if voided {
-			return fmt.Sprintf("wrong pairing code; after %d wrong tries the pairing is void: ask for a new one", MaxPairingFailures)
+			return nil, fmt.Sprintf("wrong pairing code; after %d wrong tries the pairing is void: ask for a new one", MaxPairingFailures)
 		}
 	}
-	return errPairing
+	return nil, errPairing
 }

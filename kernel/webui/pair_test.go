@@ -308,3 +308,26 @@ func TestNormalizeShort(t *testing.T) {
 		}
 	}
 }
+
+// A pairing refused for too many devices stays usable: it pairs once one is revoked.
+func TestPairTooManyDevices(t *testing.T) {
+	u, set, _ := newUI(t, Options{Addr: "127.0.0.1:8080", SignInBurst: 200})
+	for range MaxDevices {
+		signIn(t, u, false)
+	}
+	p := newPairing(t, u, "")
+	if w := pair(u, p.Code); w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "revoke one") {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	devs, _ := set.ListSettings(t.Context(), settingPrefix)
+	for k := range devs {
+		_ = set.DeleteSetting(t.Context(), k)
+		break
+	}
+	if w := pair(u, p.Code); w.Code != 201 {
+		t.Fatalf("after a revocation: %d %s", w.Code, w.Body)
+	}
+	if w := pair(u, p.Code); w.Code != 401 {
+		t.Fatalf("then used: %d %s", w.Code, w.Body)
+	}
+}

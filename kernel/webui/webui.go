@@ -338,18 +338,19 @@ func (u *UI) handleSignIn(w http.ResponseWriter, r *http.Request) {
 }
 
 // newSession signs r's browser in: a new device session, its cookie set on w and its CSRF token
-// answered (sign-in with the token, and a pairing code).
-func (u *UI) newSession(w http.ResponseWriter, r *http.Request, givenName string) {
+// answered (sign-in with the token, and a pairing code). It reports whether it did (else it
+// answered the error).
+func (u *UI) newSession(w http.ResponseWriter, r *http.Request, givenName string) bool {
 	devs, err := u.set.ListSettings(r.Context(), settingPrefix)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
-		return
+		return false
 	}
 	if len(devs) >= MaxDevices {
 		u.pruneExpired(r.Context(), devs)
 		if devs, err = u.set.ListSettings(r.Context(), settingPrefix); err == nil && len(devs) >= MaxDevices {
 			writeError(w, http.StatusConflict, fmt.Sprintf("%d devices are signed in, the most there may be: revoke one (GET /api/v1/web/devices, DELETE /api/v1/web/devices/ID)", MaxDevices))
-			return
+			return false
 		}
 	}
 	var idb [8]byte
@@ -364,13 +365,14 @@ func (u *UI) newSession(w http.ResponseWriter, r *http.Request, givenName string
 	raw, _ := json.Marshal(d)
 	if err := u.set.SetSetting(r.Context(), settingPrefix+id, string(raw)); err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
-		return
+		return false
 	}
 	u.log.Info("webui: a device signed in", "device", id, "name", name, "remote", r.RemoteAddr)
 	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: id + "." + secret, Path: "/", Expires: d.Expires,
 		MaxAge: int(u.ttl.Seconds()), HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	d.Current = true
 	writeJSON(w, http.StatusCreated, sessionAnswer{Device: d.Device, CSRF: csrfToken(secret)})
+	return true
 }
 
 // allow takes one sign-in attempt from r's client address.
