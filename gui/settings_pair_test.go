@@ -2,70 +2,29 @@ package gui
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"image"
 	_ "image/png"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
-	qrcode "github.com/skip2/go-qrcode"
-
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/client/clienttest"
 	"github.com/hologramagent/hologram/kernel/webui"
+	"github.com/hologramagent/hologram/memory/memtest"
+	qrcode "github.com/skip2/go-qrcode"
 )
-
-// pairSettings is an in-memory webui.Settings.
-type pairSettings struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *pairSettings) GetSetting(_ context.Context, k string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v, ok := s.m[k]; ok {
-		return v, nil
-	}
-	return "", errors.New("not found")
-}
-func (s *pairSettings) SetSetting(_ context.Context, k, v string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[k] = v
-	return nil
-}
-func (s *pairSettings) DeleteSetting(_ context.Context, k string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, k)
-	return nil
-}
-func (s *pairSettings) ListSettings(_ context.Context, prefix string) (map[string]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]string{}
-	for k, v := range s.m {
-		if strings.HasPrefix(k, prefix) {
-			out[k] = v
-		}
-	}
-	return out, nil
-}
 
 // TestSettingsPair: with a kernel that serves the web UI (the real kernel/webui handler beside
 // the fake kernel, through the real HTTP client), Settings shows "Pair a phone"; the button
 // shows the QR code of the pairing's link (the image is that URL's QR PNG), the link and the
 // short code. A kernel without a TCP listener (the fake alone) shows no such card.
 func TestSettingsPair(t *testing.T) {
-	ui, err := webui.New(webui.Options{Settings: &pairSettings{m: map[string]string{}}, Token: "t",
+	ui, err := webui.New(webui.Options{Settings: memtest.NewMem(nil), Token: "t",
 		Addr: "192.168.1.20:8443", TLS: true, Fingerprint: strings.Repeat("cd", 32)})
 	if err != nil {
 		t.Fatal(err)

@@ -2,68 +2,26 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"image"
 	_ "image/png"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-
-	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/client/clienttest"
 	"github.com/hologramagent/hologram/kernel/webui"
+	"github.com/hologramagent/hologram/memory/memtest"
+	qrcode "github.com/skip2/go-qrcode"
 )
-
-// memSettings is an in-memory webui.Settings.
-type memSettings struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSettings) GetSetting(_ context.Context, k string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[k]
-	if !ok {
-		return "", errors.New("not found")
-	}
-	return v, nil
-}
-func (s *memSettings) SetSetting(_ context.Context, k, v string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[k] = v
-	return nil
-}
-func (s *memSettings) DeleteSetting(_ context.Context, k string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, k)
-	return nil
-}
-func (s *memSettings) ListSettings(_ context.Context, prefix string) (map[string]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]string{}
-	for k, v := range s.m {
-		if strings.HasPrefix(k, prefix) {
-			out[k] = v
-		}
-	}
-	return out, nil
-}
 
 // TestPair runs waiter pair against the real web UI handler on a unix socket (the owner's way
 // in); cmd/homed's TestWebUI does it against a real homed and signs browsers in with it.
 func TestPair(t *testing.T) {
-	ui, err := webui.New(webui.Options{Settings: &memSettings{m: map[string]string{}}, Token: "t",
+	ui, err := webui.New(webui.Options{Settings: memtest.NewMem(nil), Token: "t",
 		Addr: "0.0.0.0:8443", TLS: true, Fingerprint: strings.Repeat("ab", 32)})
 	if err != nil {
 		t.Fatal(err)

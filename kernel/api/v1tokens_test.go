@@ -9,52 +9,15 @@ import (
 	"testing"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/memory/memtest"
 )
-
-// memSettings is an in-memory settings table.
-type memSettings struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSettings) ListSettings(_ context.Context, prefix string) (map[string]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]string{}
-	for k, v := range s.m {
-		if strings.HasPrefix(k, prefix) {
-			out[k] = v
-		}
-	}
-	return out, nil
-}
-
-func (s *memSettings) SetSetting(_ context.Context, k, v string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]string{}
-	}
-	s.m[k] = v
-	return nil
-}
-
-func (s *memSettings) DeleteSetting(_ context.Context, k string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[k]; !ok {
-		return fmt.Errorf("setting %q: not found", k)
-	}
-	delete(s.m, k)
-	return nil
-}
 
 // TestV1ClientTokens: the owner adds tokens over /api/v1/tokens; each reaches /v1 only, with its
 // client (owner or guest) passed to the backend; a guest's conversation sessions are its own; a
 // removed token is refused; the store keeps only hashes, and a new server reads them back.
 func TestV1ClientTokens(t *testing.T) {
 	const ownerTok = "the-owners-token"
-	settings := &memSettings{}
+	settings := memtest.NewMem(nil)
 	var mu sync.Mutex
 	var got []client.CompletionRequest
 	b := &fakeBackend{complete: func(_ context.Context, req client.CompletionRequest, _ func(client.ChatEvent)) (client.ChatResult, error) {
@@ -79,7 +42,11 @@ func TestV1ClientTokens(t *testing.T) {
 	if app.Scope != "group:token:notes-app" || admin.Scope != "private" {
 		t.Fatalf("scopes %q %q", app.Scope, admin.Scope)
 	}
-	for _, v := range settings.m {
+	stored, err := settings.ListSettings(context.Background(), "")
+	if err != nil || len(stored) == 0 {
+		t.Fatalf("settings: %v, %v", stored, err)
+	}
+	for _, v := range stored {
 		if strings.Contains(v, app.Token) || strings.Contains(v, admin.Token) {
 			t.Fatalf("a token stored in clear: %s", v)
 		}

@@ -3,66 +3,20 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/webui"
+	"github.com/hologramagent/hologram/memory/memtest"
 )
-
-// webSettings is an in-memory webui.Settings.
-type webSettings struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *webSettings) GetSetting(_ context.Context, k string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[k]
-	if !ok {
-		return "", errors.New("not found")
-	}
-	return v, nil
-}
-
-func (s *webSettings) SetSetting(_ context.Context, k, v string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[k] = v
-	return nil
-}
-
-func (s *webSettings) DeleteSetting(_ context.Context, k string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[k]; !ok {
-		return errors.New("not found")
-	}
-	delete(s.m, k)
-	return nil
-}
-
-func (s *webSettings) ListSettings(_ context.Context, p string) (map[string]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]string{}
-	for k, v := range s.m {
-		if strings.HasPrefix(k, p) {
-			out[k] = v
-		}
-	}
-	return out, nil
-}
 
 // TestWebUIMount: on TCP the web UI's page and sign-in need no token; its device session cookie
 // makes the listener's same-origin requests the owner's (writes with the CSRF token); other
 // origins stay refused; a revoked device is refused; the unix socket serves no page.
 func TestWebUIMount(t *testing.T) {
 	const owner = "owner-token"
-	ui, err := webui.New(webui.Options{Settings: &webSettings{m: map[string]string{}}, Token: owner, Addr: "127.0.0.1:7878"})
+	ui, err := webui.New(webui.Options{Settings: memtest.NewMem(nil), Token: owner, Addr: "127.0.0.1:7878"})
 	if err != nil {
 		t.Fatal(err)
 	}
