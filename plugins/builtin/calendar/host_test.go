@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel"
-	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/kernel/kerneltest/hosttest"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/hologramagent/hologram/kernel/client"
-	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/kernel/kerneltest/hosttest"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
-	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/kernel/kerneltest/hosttest"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 

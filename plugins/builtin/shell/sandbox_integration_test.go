@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/kernel/kerneltest/hosttest"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 

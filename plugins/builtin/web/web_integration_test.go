@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/kernel/kerneltest/hosttest"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/plugins/builtin/internal/sandbox/sandboxtest"
 )
 
