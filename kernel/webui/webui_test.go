@@ -16,54 +16,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hologramagent/hologram/memory/memtest"
 )
 
-// settings is an in-memory [Settings] (the kernel's store keeps them in SQLite).
-type settings struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func newSettings() *settings { return &settings{m: map[string]string{}} }
-
-func (s *settings) GetSetting(_ context.Context, key string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[key]
-	if !ok {
-		return "", errors.New("not found")
-	}
-	return v, nil
-}
-
-func (s *settings) SetSetting(_ context.Context, key, value string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = value
-	return nil
-}
-
-func (s *settings) DeleteSetting(_ context.Context, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[key]; !ok {
-		return errors.New("not found")
-	}
-	delete(s.m, key)
-	return nil
-}
-
-func (s *settings) ListSettings(_ context.Context, prefix string) (map[string]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]string{}
-	for k, v := range s.m {
-		if strings.HasPrefix(k, prefix) {
-			out[k] = v
-		}
-	}
-	return out, nil
-}
+// newSettings is an empty in-memory settings table (memtest's store; the kernel's keeps them in
+// SQLite).
+func newSettings() *memtest.Mem { return memtest.NewMem(nil) }
 
 type clock struct {
 	mu sync.Mutex
@@ -77,7 +36,7 @@ func (c *clock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func newUI(t *testing.T, opts Options) (*UI, *settings, *clock) {
+func newUI(t *testing.T, opts Options) (*UI, *memtest.Mem, *clock) {
 	t.Helper()
 	set := newSettings()
 	clk := &clock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
@@ -136,7 +95,7 @@ func TestSignInCookie(t *testing.T) {
 				t.Fatalf("cookie %+v", c)
 			}
 			id, secret, _ := strings.Cut(c.Value, ".")
-			raw := set.m[settingPrefix+id]
+			raw, _ := set.GetSetting(context.Background(), settingPrefix+id)
 			if raw == "" || strings.Contains(raw, secret) {
 				t.Fatalf("stored device %q: missing, or it holds the secret", raw)
 			}
@@ -193,8 +152,8 @@ func TestSignInRefusals(t *testing.T) {
 			}
 		})
 	}
-	if len(set.m) != 0 {
-		t.Fatalf("refused sign-ins stored devices: %v", set.m)
+	if stored, _ := set.ListSettings(context.Background(), ""); len(stored) != 0 {
+		t.Fatalf("refused sign-ins stored devices: %v", stored)
 	}
 }
 
