@@ -155,7 +155,7 @@ func (g *running) waitCount(want map[string]any, n int) {
 	deadline := time.Now().Add(waitLong)
 	for g.countTrace(want) < n {
 		if time.Now().After(deadline) {
-			g.t.Fatalf("%d trace lines with %v, want %d; trace %v", g.countTrace(want), want, n, g.lines)
+			g.t.Fatalf("%d trace lines with %v, want %d; %s", g.countTrace(want), want, n, g.in.diagnose())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -171,7 +171,7 @@ func (in *install) noWindow(re string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			in.t.Fatalf("window %q still visible: %s", re, out)
+			in.t.Fatalf("window %q still visible: %s; %s", re, out, in.diagnose())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

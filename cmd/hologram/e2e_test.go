@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,7 +164,8 @@ type install struct {
 	data    string
 	sock    string
 	display string
-	nobin   string // an empty directory: PATH for runs without a bus (no dbus-launch autolaunch)
+	nobin   string     // an empty directory: PATH for runs without a bus (no dbus-launch autolaunch)
+	apps    []*running // the apps startGUI started, for a failure's diagnosis
 }
 
 func newInstall(t *testing.T, display string) *install {
@@ -203,6 +205,7 @@ func (in *install) environ(bus string, extra ...string) []string {
 // running is a hologram process with its trace.
 type running struct {
 	t      *testing.T
+	in     *install
 	cmd    *exec.Cmd
 	out    *syncBuf
 	done   chan struct{}
@@ -220,7 +223,7 @@ func (in *install) startGUI(bin, bus string, args ...string) *running {
 	t := in.t
 	t.Helper()
 	guiSeq++
-	g := &running{t: t, out: &syncBuf{}, done: make(chan struct{}), change: make(chan struct{}),
+	g := &running{t: t, in: in, out: &syncBuf{}, done: make(chan struct{}), change: make(chan struct{}),
 		fifo: filepath.Join(in.root, fmt.Sprintf("trace%d", guiSeq))}
 	if err := syscall.Mkfifo(g.fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -235,6 +238,7 @@ func (in *install) startGUI(bin, bus string, args ...string) *running {
 		t.Fatal(err)
 	}
 	go func() { g.cmd.Wait(); close(g.done) }()
+	in.apps = append(in.apps, g)
 	t.Cleanup(func() {
 		g.cmd.Process.Kill()
 		<-g.done
@@ -295,7 +299,7 @@ func (g *running) waitTrace(want map[string]any, check func(map[string]any) bool
 		case <-g.done:
 			g.t.Fatalf("the app exited (%v) before a trace line with %v; trace %v", g.cmd.ProcessState, want, lines)
 		case <-deadline:
-			g.t.Fatalf("no trace line with %v in %v", want, lines)
+			g.t.Fatalf("no trace line with %v; %s", want, g.in.diagnose())
 		}
 	}
 }
@@ -344,7 +348,7 @@ func (in *install) window(re string) (id string, x, y, w, h int) {
 		select {
 		case <-tick.C:
 		case <-deadline:
-			t.Fatalf("no window %q", re)
+			t.Fatalf("no window %q; %s", re, in.diagnose())
 		}
 	}
 	geo, err := in.xdo(context.Background(), "getwindowgeometry", "--shell", id)
@@ -358,6 +362,35 @@ func (in *install) window(re string) (id string, x, y, w, h int) {
 		}
 	}
 	return id, vals["X"], vals["Y"], vals["WIDTH"], vals["HEIGHT"]
+}
+
+// diagnose is what a failed wait reports: the X server's windows and each running app's trace;
+// it also makes each running app print its goroutines (SIGQUIT), which its output then shows.
+func (in *install) diagnose() string {
+	var b strings.Builder
+	ids, _ := in.xdo(context.Background(), "search", "--name", "")
+	b.WriteString("windows:")
+	for _, id := range strings.Fields(ids) {
+		name, _ := in.xdo(context.Background(), "getwindowname", id)
+		vis, _ := in.xdo(context.Background(), "search", "--onlyvisible", "--name", "^"+regexp.QuoteMeta(strings.TrimSpace(name))+"$")
+		fmt.Fprintf(&b, " %s %q visible=%v;", id, strings.TrimSpace(name), strings.Contains(vis, id))
+	}
+	for _, g := range in.apps {
+		select {
+		case <-g.done:
+			continue
+		default:
+		}
+		g.mu.Lock()
+		fmt.Fprintf(&b, "\ntrace of pid %d: %v", g.cmd.Process.Pid, g.lines)
+		g.mu.Unlock()
+		g.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-g.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return b.String()
 }
 
 func (in *install) xdo(ctx context.Context, args ...string) (string, error) {
