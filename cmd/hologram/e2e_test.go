@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -369,11 +368,15 @@ func (in *install) window(re string) (id string, x, y, w, h int) {
 func (in *install) diagnose() string {
 	var b strings.Builder
 	ids, _ := in.xdo(context.Background(), "search", "--name", "")
+	visible, _ := in.xdo(context.Background(), "search", "--onlyvisible", "--name", "")
+	shown := map[string]bool{}
+	for _, id := range strings.Fields(visible) {
+		shown[id] = true
+	}
 	b.WriteString("windows:")
 	for _, id := range strings.Fields(ids) {
 		name, _ := in.xdo(context.Background(), "getwindowname", id)
-		vis, _ := in.xdo(context.Background(), "search", "--onlyvisible", "--name", "^"+regexp.QuoteMeta(strings.TrimSpace(name))+"$")
-		fmt.Fprintf(&b, " %s %q visible=%v;", id, strings.TrimSpace(name), strings.Contains(vis, id))
+		fmt.Fprintf(&b, " %s %q visible=%v;", id, strings.TrimSpace(name), shown[id])
 	}
 	for _, g := range in.apps {
 		select {
