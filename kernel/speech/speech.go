@@ -78,6 +78,7 @@ func (s Synth) Voice(text string) string {
 			continue
 		}
 		lang, _, _ := strings.Cut(v, ".")
+		lang, _, _ = strings.Cut(lang, "@")
 		lang, _, _ = strings.Cut(lang, "_")
 		lang = strings.ToLower(lang)
 		if lang == "c" || lang == "posix" || len(lang) < 2 || len(lang) > 3 || strings.IndexFunc(lang, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {

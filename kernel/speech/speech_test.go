@@ -27,6 +27,7 @@ func TestVoice(t *testing.T) {
 		{"Bonjour", map[string]string{"LC_ALL": "fr_FR.UTF-8", "LANG": "de_DE.UTF-8"}, "fr"},
 		{"hello", map[string]string{"LANG": "C.UTF-8"}, "en"},
 		{"hello", map[string]string{"LANG": "POSIX"}, "en"},
+		{"hallo", map[string]string{"LANG": "de@euro"}, "de"},
 		{"hello", map[string]string{"LANG": "zh_CN.UTF-8"}, "cmn"},
 		{"hello", map[string]string{"LANG": "../../etc"}, "en"},
 		{"1234 !!", nil, "en"},
