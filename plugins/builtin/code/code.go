@@ -163,11 +163,20 @@ func (c *code) run(ctx context.Context, k *sdk.Kernel, args json.RawMessage) (sd
 	k.Logger().Info("code ran", "session", session, "language", l.name, "status", o.status, "took", o.took.Round(time.Millisecond),
 		"stdout_bytes", o.stdout.total, "stderr_bytes", o.stderr.total, "files", len(changed))
 	c.rec.record(session, l.name, a.Code, o, changed)
-	return result(l, o, ws.work, changed), nil
+	show := maxOutput
+	if !k.SharedMemory() {
+		show = pipeShow
+	}
+	return result(l, o, ws.work, changed, show), nil
 }
 
-// result renders a run: the status, the two streams and the files it wrote.
-func result(l language, o *outcome, work string, changed []string) sdk.Result {
+// pipeShow is what a result shows of each stream when the plugin has no shared memory with
+// the kernel: the result must then fit in one pipe frame (1 MiB).
+const pipeShow = 384 << 10
+
+// result renders a run: the status, the two streams (show bytes of each at most) and the
+// files it wrote.
+func result(l language, o *outcome, work string, changed []string, show int) sdk.Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s after %s\n", l.name, o.status, o.took.Round(time.Millisecond))
 	for _, s := range []struct {
@@ -177,12 +186,16 @@ func result(l language, o *outcome, work string, changed []string) sdk.Result {
 		if s.c.total == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "--- %s ---\n%s", s.name, strings.ToValidUTF8(string(s.c.buf), "\uFFFD"))
+		kept := s.c.buf[:min(len(s.c.buf), show)]
+		fmt.Fprintf(&b, "--- %s ---\n%s", s.name, strings.ToValidUTF8(string(kept), "\uFFFD"))
 		if !strings.HasSuffix(b.String(), "\n") {
 			b.WriteByte('\n')
 		}
 		if s.c.total > int64(len(s.c.buf)) {
 			fmt.Fprintf(&b, "[%s truncated: %d bytes written, the first %d kept, the rest dropped]\n", s.name, s.c.total, len(s.c.buf))
+		}
+		if len(kept) < len(s.c.buf) {
+			fmt.Fprintf(&b, "[%s: %d of the %d bytes kept shown: without shared memory the result must fit the pipe]\n", s.name, len(kept), len(s.c.buf))
 		}
 	}
 	res := sdk.Result{IsError: o.exit != 0}

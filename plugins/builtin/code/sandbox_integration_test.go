@@ -299,7 +299,7 @@ func TestSandboxHelloWorlds(t *testing.T) {
 // TestSandboxContains runs what would hurt the machine: a fork bomb (the test is under a
 // pids cap of its own), a 2 GiB allocation, 100 MB of output and an endless loop.
 func TestSandboxContains(t *testing.T) {
-	capTest(t, 3000)
+	capped := capTest(t, 3000)
 	modes(t, func(t *testing.T, bwrap bool) {
 		w := plant(t)
 		k := start(t, w, bwrap)
@@ -308,13 +308,23 @@ func TestSandboxContains(t *testing.T) {
 		if !strings.Contains(text, "timed out after 3s: killed") {
 			t.Errorf("the fork bomb was not killed at its timeout:\n%s", text)
 		}
+		if left, _ := filepath.Glob(filepath.Join(capped, "hologram-code-*", "cgroup.procs")); len(left) != 0 {
+			t.Errorf("the run's pids cgroup is still there: %v", left)
+		}
+		for start := time.Now(); ; time.Sleep(50 * time.Millisecond) { // the killed are reaped by init, in their time
+			raw, _ := os.ReadFile(filepath.Join(capped, "pids.current"))
+			if n, _ := strconv.Atoi(strings.TrimSpace(string(raw))); n < 64 || time.Since(start) > 10*time.Second {
+				t.Logf("processes under the test's cap %s after the fork bomb's end: %d", time.Since(start).Round(time.Millisecond), n)
+				break
+			}
+		}
 		text, _, _ = call(t, k, "s1", py("b = bytearray(2 << 30)\nprint('allocated', len(b))", 30))
 		t.Logf("2 GiB: %s", strings.ReplaceAll(text, "\n", " | "))
 		if !strings.Contains(text, "MemoryError") || strings.Contains(text, "allocated") {
 			t.Errorf("a 2 GiB allocation was not refused:\n%s", text)
 		}
 		text, _, _ = call(t, k, "s1", py("import sys\nline = 'x' * 999 + '\\n'\nfor _ in range(100000):\n    sys.stdout.write(line)\nprint('end')", 60))
-		if len(text) > maxOutput+4096 || !strings.Contains(text, "[stdout truncated: 100000000 bytes written, the first 1048576 kept, the rest dropped]") {
+		if len(text) > pipeShow+4096 || !strings.Contains(text, "[stdout truncated: 100000004 bytes written, the first 1048576 kept, the rest dropped]") {
 			t.Errorf("100 MB of output: %d bytes of result, ending %q", len(text), text[max(0, len(text)-300):])
 		}
 		started := time.Now()
@@ -381,7 +391,7 @@ func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 
 // capTest puts the test process (and so every plugin it starts) in a pids cgroup of its own
 // capped at max, for a test that runs a fork bomb; it moves back when the test ends.
-func capTest(t *testing.T, max int) {
+func capTest(t *testing.T, max int) string {
 	t.Helper()
 	own := pidsCgroup()
 	if own == "" {
@@ -407,4 +417,5 @@ func capTest(t *testing.T, max int) {
 			t.Errorf("the test's pids cgroup %s was not removed (something is left in it)", dir)
 		}
 	})
+	return dir
 }
