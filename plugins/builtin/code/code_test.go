@@ -64,13 +64,13 @@ func TestFindLanguage(t *testing.T) {
 // said unsafe = true.
 func TestRefusal(t *testing.T) {
 	for _, tt := range []struct {
-		b    box
+		b    *box
 		want string
 	}{
-		{box{bwrap: "/usr/bin/bwrap"}, ""},
-		{box{landlock: true}, ""},
-		{box{cfg: Config{Unsafe: true}}, ""},
-		{box{cfg: Config{path: "/c/code.toml"}}, "refused: neither bubblewrap (install the bubblewrap package) nor Landlock"},
+		{&box{bwrap: "/usr/bin/bwrap"}, ""},
+		{&box{landlock: true}, ""},
+		{&box{cfg: Config{Unsafe: true}}, ""},
+		{&box{cfg: Config{path: "/c/code.toml"}}, "refused: neither bubblewrap (install the bubblewrap package) nor Landlock"},
 	} {
 		got := tt.b.refusal()
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
