@@ -123,6 +123,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	if raw, err := os.ReadFile("plugin.json"); err != nil || os.WriteFile(filepath.Join(pluginDir, "plugin.json"), raw, 0o644) != nil {
+		fmt.Fprintln(os.Stderr, "plugin.json:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
