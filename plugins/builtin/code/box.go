@@ -49,6 +49,21 @@ type box struct {
 	landlock bool   // the kernel has Landlock
 	pids     string // the pids cgroup (v1) a run gets a directory in; "" when none is writable
 	seq      atomic.Int64
+	// bwrapBroken says why the bubblewrap found could not make a sandbox ("" when it could,
+	// or none was found).
+	bwrapBroken string
+}
+
+// probeBwrap runs bubblewrap once with the namespaces and mounts of a run.
+func (b *box) probeBwrap() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	args := append(b.systemArgs(false), "--proc", "/proc", "--dir", "/dev", "--dev-bind", "/dev/null", "/dev/null", "--", "/bin/sh", "-c", ":")
+	out, err := exec.CommandContext(ctx, b.bwrap, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s does not start: %v: %s", b.bwrap, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // newBox finds bubblewrap (unless cfg says off), Landlock and a writable pids cgroup.
@@ -64,6 +79,11 @@ func newBox(cfg Config) (*box, error) {
 		b.bwrap, _ = exec.LookPath("bwrap")
 	default:
 		b.bwrap = cfg.Bwrap
+	}
+	if b.bwrap != "" {
+		if err := b.probeBwrap(); err != nil { // e.g. a systemd unit with RestrictNamespaces=yes
+			b.bwrapBroken, b.bwrap = err.Error(), ""
+		}
 	}
 	if abi, err := llsys.LandlockGetABIVersion(); err == nil && abi >= 1 {
 		b.landlock = true
@@ -102,6 +122,9 @@ func (b *box) mode() string {
 	}
 	if b.landlock {
 		layers = append(layers, "Landlock")
+	}
+	if b.bwrapBroken != "" {
+		layers = append(layers, "(not bubblewrap: "+b.bwrapBroken+")")
 	}
 	layers = append(layers, "seccomp", "rlimits")
 	if b.pids != "" {
@@ -279,6 +302,20 @@ func (b *box) goRoot() []string {
 // session has it), /usr and its links, the /etc files, three devices, its own /proc, the
 // session's directories and this binary.
 func (b *box) bwrapArgs(ws workspace, network bool) []string {
+	a := b.systemArgs(network)
+	a = append(a, "--dir", "/dev")
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/urandom"} {
+		a = append(a, "--dev-bind", d, d)
+	}
+	a = append(a, "--symlink", "/proc/self/fd", "/dev/fd", "--symlink", "/proc/self/fd/0", "/dev/stdin",
+		"--symlink", "/proc/self/fd/1", "/dev/stdout", "--symlink", "/proc/self/fd/2", "/dev/stderr",
+		"--proc", "/proc", "--bind", ws.tmp, boxTmp, "--bind", ws.work, boxWork, "--bind", ws.cache, boxCache,
+		"--ro-bind", b.self, boxExec, "--chdir", boxWork, "--clearenv")
+	return a
+}
+
+// systemArgs are bubblewrap's namespaces and its system binds: /usr, its links, Go and /etc.
+func (b *box) systemArgs(network bool) []string {
 	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"}
 	if network {
 		a = append(a, "--share-net")
@@ -300,14 +337,6 @@ func (b *box) bwrapArgs(ws workspace, network bool) []string {
 	for _, f := range files {
 		a = append(a, "--ro-bind-try", f, f)
 	}
-	a = append(a, "--dir", "/dev")
-	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/urandom"} {
-		a = append(a, "--dev-bind", d, d)
-	}
-	a = append(a, "--symlink", "/proc/self/fd", "/dev/fd", "--symlink", "/proc/self/fd/0", "/dev/stdin",
-		"--symlink", "/proc/self/fd/1", "/dev/stdout", "--symlink", "/proc/self/fd/2", "/dev/stderr",
-		"--proc", "/proc", "--bind", ws.tmp, boxTmp, "--bind", ws.work, boxWork, "--bind", ws.cache, boxCache,
-		"--ro-bind", b.self, boxExec, "--chdir", boxWork, "--clearenv")
 	return a
 }
 

@@ -69,13 +69,13 @@ func plant(t *testing.T) world {
 			}
 		}()
 	}
-	w.dbus = startBus(t, home)
+	w.dbus = startBus(t, "unix:tmpdir="+home)
 	return w
 }
 
-// startBus starts a private D-Bus session bus (its address is abstract on Linux, reachable
-// from any process of the host's network namespace) and returns its address.
-func startBus(t *testing.T, home string) string {
+// startBus starts a private D-Bus session bus listening on address and returns the address
+// it reports.
+func startBus(t *testing.T, address string) string {
 	t.Helper()
 	daemon, err := exec.LookPath("dbus-daemon")
 	if err != nil {
@@ -85,7 +85,7 @@ func startBus(t *testing.T, home string) string {
 		t.Log("no dbus-daemon: the D-Bus probe is skipped")
 		return ""
 	}
-	cmd := exec.Command(daemon, "--session", "--nofork", "--print-address=1", "--address=unix:tmpdir="+home)
+	cmd := exec.Command(daemon, "--session", "--nofork", "--print-address=1", "--address="+address)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,12 @@ func TestMain(m *testing.M) {
 // start runs the built plugin in w's home; bwrap false hides bubblewrap from its PATH.
 func start(t *testing.T, w world, bwrap bool) *sdktest.Kernel {
 	t.Helper()
-	conf := fmt.Sprintf("cache = %q\n", cacheDir)
+	return startConf(t, w, bwrap, fmt.Sprintf("cache = %q\n", cacheDir))
+}
+
+// startConf is start with conf as code.toml.
+func startConf(t *testing.T, w world, bwrap bool, conf string) *sdktest.Kernel {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(w.home, ".config", "hologram", "plugins", "code.toml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +202,7 @@ func TestSandboxRefuses(t *testing.T) {
 	modes(t, func(t *testing.T, bwrap bool) {
 		w := plant(t)
 		k := start(t, w, bwrap)
-		probe := `import os, socket
+		probe := `import os, signal, socket
 def probe(name, f):
     try:
         r = f()
@@ -217,6 +222,7 @@ probe("key", lambda: open(KEY).read())
 probe("file", lambda: open(SECRET).read())
 probe("write", lambda: open(OUTSIDE + "/planted", "w").write("x"))
 probe("listdir-home", lambda: os.listdir(HOME))
+probe("signal", lambda: os.kill(TESTPID, signal.SIGURG))  # harmless to a Go program, yet refused
 probe("tcp", tcp)
 probe("unix", unix(UNIX))
 if BUS: probe("dbus", bus)
@@ -224,11 +230,11 @@ open("inside.txt", "w").write("mine")
 print("inside", open("inside.txt").read())
 `
 		host, port, _ := net.SplitHostPort(w.tcp)
-		vars := fmt.Sprintf("KEY=%q\nSECRET=%q\nOUTSIDE=%q\nHOME=%q\nHOST=%q\nPORT=%s\nUNIX=%q\nBUS=%q\n",
-			w.key, w.secretFile, w.outside, w.home, host, port, w.unix, w.dbus)
+		vars := fmt.Sprintf("KEY=%q\nSECRET=%q\nOUTSIDE=%q\nHOME=%q\nHOST=%q\nPORT=%s\nUNIX=%q\nBUS=%q\nTESTPID=%d\n",
+			w.key, w.secretFile, w.outside, w.home, host, port, w.unix, w.dbus, os.Getpid())
 		text, _, _ := call(t, k, "s1", py(vars+probe, 30))
 		t.Logf("probes:\n%s", text)
-		want := []string{"key", "file", "write", "listdir-home", "tcp", "unix"}
+		want := []string{"key", "file", "write", "listdir-home", "signal", "tcp", "unix"}
 		if w.dbus != "" {
 			want = append(want, "dbus")
 		}
@@ -254,6 +260,43 @@ print("inside", open("inside.txt").read())
 		}
 		if _, err := os.Stat(filepath.Join(w.outside, "planted2")); err == nil {
 			t.Error("bash wrote outside its workspace")
+		}
+	})
+}
+
+// TestSandboxNetworkSession: a session the owner gave the network (network_sessions) reaches
+// TCP under bubblewrap, still not the host's unix sockets nor the D-Bus bus; without
+// bubblewrap the setting gives nothing.
+func TestSandboxNetworkSession(t *testing.T) {
+	modes(t, func(t *testing.T, bwrap bool) {
+		w := plant(t)
+		// An abstract socket, the kind a shared network namespace reaches without any file.
+		w.dbus = startBus(t, fmt.Sprintf("unix:abstract=/tmp/hologram-code-test-%d-%t", os.Getpid(), bwrap))
+		conf := fmt.Sprintf("cache = %q\nnetwork_sessions = [\"net\"]\n", cacheDir)
+		k := startConf(t, w, bwrap, conf)
+		host, port, _ := net.SplitHostPort(w.tcp)
+		code := fmt.Sprintf(`import socket
+def probe(name, family, addr):
+    try:
+        s = socket.socket(family, socket.SOCK_STREAM); s.settimeout(3); s.connect(addr); print(name, "REACHED", s.recv(20))
+    except Exception as e:
+        print(name, "DENIED", type(e).__name__, e)
+probe("tcp", socket.AF_INET, (%q, %s))
+probe("unix", socket.AF_UNIX, %q)
+bus = %q
+if bus.startswith("unix:abstract="):
+    probe("dbus", socket.AF_UNIX, "\0" + bus.split("=", 1)[1].split(",")[0])
+`, host, port, w.unix, w.dbus)
+		text, _, _ := call(t, k, "net", py(code, 30))
+		t.Logf("a session with the network:\n%s", text)
+		if bwrap != strings.Contains(text, "tcp REACHED b'CONNECTED'") {
+			t.Errorf("TCP with network_sessions (bubblewrap %v):\n%s", bwrap, text)
+		}
+		if !strings.Contains(text, "unix DENIED") || w.dbus != "" && !strings.Contains(text, "dbus DENIED") {
+			t.Errorf("the host's unix sockets with the network:\n%s", text)
+		}
+		if text, _, _ := call(t, k, "other", py(code, 30)); strings.Contains(text, "REACHED") {
+			t.Errorf("a session without the network reached:\n%s", text)
 		}
 	})
 }
@@ -422,4 +465,19 @@ func capTest(t *testing.T, max int) string {
 		}
 	})
 	return dir
+}
+
+// TestBrokenBwrap: a bubblewrap that cannot make a sandbox (a systemd unit with
+// RestrictNamespaces=yes, here /bin/false) is set aside at start: runs are confined by
+// Landlock alone and code_languages says why.
+func TestBrokenBwrap(t *testing.T) {
+	w := plant(t)
+	k := startConf(t, w, true, fmt.Sprintf("cache = %q\nbwrap = \"/bin/false\"\n", cacheDir))
+	langs, err := k.ToolText(context.Background(), "code_languages", `{}`, "")
+	if err != nil || !strings.Contains(langs, "(not bubblewrap: /bin/false does not start") || strings.HasPrefix(strings.SplitN(langs, "sandbox: ", 2)[1], "bubblewrap") {
+		t.Fatalf("code_languages: %q %v", langs, err)
+	}
+	if text, _, isErr := call(t, k, "s1", py("print(open(__file__).name)", 30)); isErr || !strings.Contains(text, filepath.Join(w.data, "code", "sessions", "s1", "tmp", "main.py")) {
+		t.Errorf("a run with the broken bubblewrap set aside:\n%s", text)
+	}
 }
