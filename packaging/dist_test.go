@@ -249,8 +249,8 @@ func TestDebContentsAndControl(t *testing.T) {
 			if v.system != strings.Contains(depends, "passwd") {
 				t.Errorf("Depends %q: passwd (useradd) only for the server", depends)
 			}
-			if rec := controlField(info, "Recommends"); v.kernel != (rec == "wordnet-base, chromium") {
-				t.Errorf("Recommends %q, want wordnet-base and chromium (web_browse) for a kernel", rec)
+			if rec := controlField(info, "Recommends"); v.kernel != (rec == "wordnet-base, chromium, bubblewrap") {
+				t.Errorf("Recommends %q, want wordnet-base, chromium (web_browse) and bubblewrap (code_run) for a kernel", rec)
 			}
 			// The project's own maintainer address, never a placeholder or a committer's.
 			maint := controlField(info, "Maintainer")
