@@ -251,6 +251,7 @@ func (m *music) runPlay(ctx context.Context, _ *sdk.Kernel, args json.RawMessage
 		if err := b.play(ctx); err != nil {
 			return sdk.Result{}, err
 		}
+		m.pauseOthers(ctx, b)
 		return m.after(ctx, b, "playing")
 	}
 	return m.enqueue(ctx, a.Query, true, true)
@@ -298,8 +299,32 @@ func (m *music) enqueue(ctx context.Context, query string, replace, start bool) 
 	verb := fmt.Sprintf("queued %d track%s", n, plural(n))
 	if start {
 		verb = fmt.Sprintf("playing %d track%s", n, plural(n))
+		m.pauseOthers(ctx, b)
 	}
 	return m.after(ctx, b, verb+" matching "+strconv.Quote(query))
+}
+
+// pauseOthers pauses the players other than b that are playing, so that what the owner asked
+// for is the only thing heard. A failure is logged: the asked-for playback goes on.
+func (m *music) pauseOthers(ctx context.Context, b backend) {
+	all, _ := m.candidates(ctx)
+	for _, c := range all {
+		if c.st.State == statePlaying && !sameBackend(c.b, b) {
+			if err := c.b.pause(ctx); err != nil {
+				m.log.Warn("another player keeps playing", "player", c.b.name(), "err", err)
+			}
+		}
+	}
+}
+
+// sameBackend reports whether a and b are the same player (MPRIS players by bus name).
+func sameBackend(a, b backend) bool {
+	pa, okA := a.(*player)
+	pb, okB := b.(*player)
+	if okA && okB {
+		return pa.bus == pb.bus
+	}
+	return a == b
 }
 
 // plural is "s" unless n is 1.

@@ -132,7 +132,7 @@ func (a *agent) failed(t *testing.T, tool, args string, want ...string) {
 // search the generated library, play "something by" an artist (mpd says state: play, on that
 // artist's song), pause, resume, skip, set and change the volume, and queue another artist.
 // mpd is found through MPD_HOST ("password@host") and MPD_PORT in the kernel's environment;
-// the session bus there has no player.
+// a desktop player playing on the session bus is paused when the library starts on mpd.
 func TestMusicWithMPD(t *testing.T) {
 	built := hosttest.Build(t)
 	lib := makeLibrary(t)
@@ -149,7 +149,14 @@ func TestMusicWithMPD(t *testing.T) {
 	a.ok(t, "music_search", `{"query":"testers"}`, "3 tracks match", "Song One — The Testers — First (The Testers/First/01 Song One.flac)")
 	a.ok(t, "music_search", `{"query":"nothing like this"}`, "nothing in the music library (4 tracks)")
 
-	a.ok(t, "music_play", `{"query":"something by The Testers"}`, "playing 3 tracks")
+	// A desktop player is playing something else: playing the library through mpd pauses it.
+	other := startPlayer(t, os.Getenv("DBUS_SESSION_BUS_ADDRESS"), "other")
+	other.set("PlaybackStatus", "Playing")
+	a.k.WaitLog(t, "music", `"msg":"MPRIS player appeared"`, mprisPrefix+"other")
+	a.ok(t, "music_play", `{"query":"something by The Testers"}`, "mpd at 127.0.0.1:"+srv.port+": playing 3 tracks")
+	if got := other.got(); !slices.Equal(got, []string{"Pause"}) {
+		t.Fatalf("the other player got %q, want [Pause]", got)
+	}
 	st := srv.status(t)
 	if st["state"] != "play" || st["Artist"] != "The Testers" || st["Title"] != "Song One" || st["playlistlength"] != "3" {
 		t.Fatalf("after music_play, mpd: %v", st)
