@@ -144,6 +144,17 @@ func TestMusicWithMPD(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	start := time.Now()
 	a := startAgent(t, built)
+	// The Plugins views list it (waiter plugin list, the desktop's and the web's) with its
+	// tools and what it declared.
+	ps, err := a.k.Service().Plugins(hosttest.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ps, func(p client.Plugin) bool { return p.Name == "music" })
+	if i < 0 || ps[i].State != "running" || len(ps[i].Tools) != 8 || !slices.Contains(ps[i].Permissions.Env, "MPD_HOST") ||
+		len(ps[i].Permissions.Paths) == 0 || ps[i].Permissions.Paths[0].Path != lib || ps[i].Permissions.Paths[0].Access != "read" {
+		t.Fatalf("the plugin as listed: %+v", ps)
+	}
 
 	a.ok(t, "music_status", `{}`, "mpd at 127.0.0.1:"+srv.port+": stopped", "library: "+lib+", 4 tracks")
 	a.ok(t, "music_search", `{"query":"testers"}`, "3 tracks match", "Song One — The Testers — First (The Testers/First/01 Song One.flac)")
