@@ -151,7 +151,7 @@ func TestMusicWithMPD(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(ps, func(p client.Plugin) bool { return p.Name == "music" })
-	if i < 0 || ps[i].State != "running" || len(ps[i].Tools) != 8 || !slices.Contains(ps[i].Permissions.Env, "MPD_HOST") ||
+	if i < 0 || ps[i].State != "running" || len(ps[i].Tools) != 8 || !slices.Contains(ps[i].Permissions.Env, "MPD_HOST") || !ps[i].Permissions.EnvOnly ||
 		len(ps[i].Permissions.Paths) == 0 || ps[i].Permissions.Paths[0].Path != lib || ps[i].Permissions.Paths[0].Access != "read" {
 		t.Fatalf("the plugin as listed: %+v", ps)
 	}
