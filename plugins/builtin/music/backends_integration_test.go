@@ -251,3 +251,40 @@ func (p *fakePlayer) got() []string {
 	defer p.mu.Unlock()
 	return slices.Clone(p.calls)
 }
+
+// TestMPDEnqueue: a library track at a path mpd does not know is found in mpd's database by
+// its title and artist; a query the library does not hold is searched there; an unknown song
+// (its title quoted) is skipped.
+func TestMPDEnqueue(t *testing.T) {
+	lib := makeLibrary(t)
+	srv := startMPD(t, lib, "")
+	ctx := context.Background()
+	b := &mpd{addr: srv.addr}
+	n, err := b.enqueue(ctx, []track{{Path: "elsewhere/one.flac", Title: "Song One", Artist: "The Testers"},
+		{Path: "elsewhere/gone.flac", Title: "Never \"Recorded\"", Artist: "Nobody"}}, true, true)
+	if st := srv.status(t); err != nil || n != 1 || st["state"] != "play" || st["file"] != testSongs[0].path {
+		t.Fatalf("enqueue: %d, %v; mpd %v", n, err, st)
+	}
+	n, err = b.searchAdd(ctx, "noise", false, false)
+	if st := srv.status(t); err != nil || n != 1 || st["playlistlength"] != "2" || st["file"] != testSongs[0].path {
+		t.Fatalf("searchAdd: %d, %v; mpd %v", n, err, st)
+	}
+	if n, err := b.searchAdd(ctx, "no such thing", false, false); err != nil || n != 0 {
+		t.Fatalf("searchAdd of nothing: %d, %v", n, err)
+	}
+	if err := b.setVolume(ctx, 30); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.status(ctx)
+	if err != nil || st.State != statePlaying || st.Title != "Song One" || st.Volume != 30 || st.Queue != 2 || st.Length < 60 {
+		t.Fatalf("status %+v, %v", st, err)
+	}
+}
+
+func TestMPDQuote(t *testing.T) {
+	for in, want := range map[string]string{`plain`: `"plain"`, `say "hi"`: `"say \"hi\""`, `back\slash`: `"back\\slash"`, ``: `""`} {
+		if got := mpdQuote(in); got != want {
+			t.Errorf("mpdQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
