@@ -243,6 +243,9 @@ func TestDebContentsAndControl(t *testing.T) {
 					t.Errorf("Depends %q: has %s = %v, want %v", depends, d, has, v.desktop)
 				}
 			}
+			if has := regexp.MustCompile(`(^|, )espeak-ng( |,|$)`).MatchString(depends); has != v.kernel {
+				t.Errorf("Depends %q: has espeak-ng = %v, want %v (a kernel speaks)", depends, has, v.kernel)
+			}
 			if v.system != strings.Contains(depends, "passwd") {
 				t.Errorf("Depends %q: passwd (useradd) only for the server", depends)
 			}

@@ -136,6 +136,10 @@ func (p *pkg) dependencies(ctx context.Context) (deps, error) {
 		// wordnet-base: the memory's lexicon; chromium: the web plugin's web_browse drives it
 		// (web_fetch works without).
 		d.DebRecommends = append(d.DebRecommends, "wordnet-base", "chromium")
+		// espeak-ng: replies spoken aloud (POST /api/v1/speech, `waiter say`; kernel/speech runs
+		// the command, so the kernel still starts without it).
+		d.DebDepends = append(d.DebDepends, "espeak-ng")
+		d.RPMRequires = append(d.RPMRequires, "espeak-ng")
 	}
 	if p.v.SystemUnit {
 		d.DebDepends = append(d.DebDepends, "passwd")
