@@ -160,7 +160,7 @@ func (p *plugins) builtinSpecs(ctx context.Context, shadowed map[string]bool) ([
 			k.log.Info("built-in plugin shadowed by a configured plugin of the same name", "plugin", b.Name)
 			continue
 		}
-		on := b.Default
+		on := b.Default || (b.Detect != nil && b.Detect(os.Getenv))
 		benv := append(slices.Clone(env), k.cfg.Builtin.Env[b.Name]...)
 		if b.Name == "a2a" && len(k.cfg.A2A.Peers) > 0 { // the agents to call ([[a2a.peers]]): on unless disabled
 			on = true

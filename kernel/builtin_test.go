@@ -2,9 +2,11 @@ package kernel
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,5 +151,34 @@ func TestBuiltinSpecs(t *testing.T) {
 	}
 	if _, err := k.Service().AddPlugin(ctx, client.PluginConfig{Name: "notes", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("adding over a built-in plugin: %v", err)
+	}
+}
+
+// TestBuiltinMusicDetected: the music plugin starts by default only when it has a player to
+// control: a session bus in the kernel's environment, or an mpd that answers.
+func TestBuiltinMusicDetected(t *testing.T) {
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := strconv.Itoa(free.Addr().(*net.TCPAddr).Port)
+	free.Close()
+	t.Setenv("MPD_HOST", "127.0.0.1")
+	t.Setenv("MPD_PORT", closed)
+	for _, tc := range []struct {
+		bus      string
+		disabled bool
+	}{{"", true}, {"unix:path=/run/user/1000/bus", false}} {
+		t.Setenv("DBUS_SESSION_BUS_ADDRESS", tc.bus)
+		dir := t.TempDir()
+		fakeBuiltins(t, dir, "files", "music")
+		cfg := config.Default(func(string) string { return "" })
+		cfg.DataDir = t.TempDir()
+		cfg.Builtin = config.BuiltinConfig{Dir: dir}
+		_, h := pluginKernel(t, testStore(t), cfg, nil, nil)
+		i := slices.IndexFunc(h.added, func(s host.Spec) bool { return s.Name == "music" })
+		if i < 0 || h.added[i].Disabled != tc.disabled {
+			t.Errorf("bus %q: music %+v, want disabled %v", tc.bus, h.added, tc.disabled)
+		}
 	}
 }

@@ -218,7 +218,7 @@ func toClientPlugin(s host.Status) client.Plugin {
 	return client.Plugin{
 		Name: s.Name, Kind: string(s.Kind), State: s.State, PID: s.PID, Restarts: s.Restarts, LastError: s.LastError,
 		Tools: tools, Command: s.Command, Dir: s.Dir,
-		Permissions: client.PluginPermissionsOf(s.Permissions.Paths, s.Permissions.Env, s.Permissions.Network, s.Permissions.Exec, s.Permissions.Notes),
+		Permissions: client.PluginPermissionsOf(s.Permissions.Paths, s.Permissions.Env, s.Permissions.EnvOnly, s.Permissions.Network, s.Permissions.Exec, s.Permissions.Notes),
 	}
 }
 

@@ -141,7 +141,11 @@ func (a *app) pluginShow(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "  %-8s  %s\n", pp.Access+":", pp.Path)
 	}
 	if len(perm.Env) > 0 {
-		fmt.Fprintf(w, "  env:      %s\n", strings.Join(perm.Env, " "))
+		only := ""
+		if perm.EnvOnly {
+			only = " (only these of the kernel's environment)"
+		}
+		fmt.Fprintf(w, "  env:      %s%s\n", strings.Join(perm.Env, " "), only)
 	}
 	for _, n := range perm.Notes {
 		fmt.Fprintf(w, "  also:     %s\n", n)

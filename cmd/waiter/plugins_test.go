@@ -41,7 +41,7 @@ func TestPluginCommands(t *testing.T) {
 		t.Fatalf("list:\n%s", r.stdout)
 	}
 
-	f.SetPluginPermissions("native", client.PluginPermissions{Network: true, Exec: true, Env: []string{"HOME", "N_URL"},
+	f.SetPluginPermissions("native", client.PluginPermissions{Network: true, Exec: true, Env: []string{"HOME", "N_URL"}, EnvOnly: true,
 		Paths: []client.PluginPath{{Path: "/data/native", Access: "write"}, {Path: "/usr", Access: "exec"}}, Notes: []string{"the roots of native.toml"}})
 	for _, tc := range []struct {
 		args []string
@@ -49,7 +49,7 @@ func TestPluginCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"native"}, 0, "plugin native: native, disabled, 0 restarts\ndir:     " + sent.Dir + "\ntools:   -\npermissions:\n" +
-			"  network:  yes\n  programs: yes\n  write:    /data/native\n  exec:     /usr\n  env:      HOME N_URL\n  also:     the roots of native.toml\n"},
+			"  network:  yes\n  programs: yes\n  write:    /data/native\n  exec:     /usr\n  env:      HOME N_URL (only these of the kernel's environment)\n  also:     the roots of native.toml\n"},
 		{[]string{"everything"}, 0, "command: node /opt/my peers/index.js stdio\ntools:   everything_echo\npermissions: not declared (an MCP server runs with the kernel's rights)\n"},
 		{[]string{"nope"}, 1, ""},
 		{nil, 2, ""},

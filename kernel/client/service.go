@@ -186,6 +186,7 @@ type Plugin struct {
 type PluginPermissions struct {
 	Paths   []PluginPath `json:"paths,omitempty"`
 	Env     []string     `json:"env,omitempty"`
+	EnvOnly bool         `json:"env_only,omitempty"` // only Env is passed of the kernel's environment
 	Network bool         `json:"network,omitempty"`
 	Exec    bool         `json:"exec,omitempty"`
 	Notes   []string     `json:"notes,omitempty"`
@@ -202,8 +203,8 @@ type PluginPath struct {
 func PluginPermissionsOf[P ~struct {
 	Path   string `json:"path"`
 	Access string `json:"access"`
-}](paths []P, env []string, network, exec bool, notes []string) PluginPermissions {
-	out := PluginPermissions{Env: env, Network: network, Exec: exec, Notes: notes}
+}](paths []P, env []string, envOnly, network, exec bool, notes []string) PluginPermissions {
+	out := PluginPermissions{Env: env, EnvOnly: envOnly, Network: network, Exec: exec, Notes: notes}
 	for _, p := range paths {
 		out.Paths = append(out.Paths, PluginPath(p))
 	}

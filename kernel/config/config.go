@@ -91,6 +91,9 @@ type BuiltinPlugin struct {
 	// Default plugins start unless disabled; the others need the owner's configuration first
 	// (shell an allow-list, qq a bridge address) and start once enabled.
 	Default bool
+	// Detect, when set, makes the plugin start by default when it reports true for the
+	// kernel's environment: music when it has a player to control ([MusicBackend]).
+	Detect func(getenv func(string) string) bool
 }
 
 // BuiltinPlugins are the built-in plugins the kernel knows, in start order.
@@ -98,6 +101,7 @@ var BuiltinPlugins = []BuiltinPlugin{
 	{Name: "files", Default: true}, {Name: "notes", Default: true}, {Name: "calendar", Default: true},
 	{Name: "rss", Default: true}, {Name: "web", Default: true}, {Name: "code", Default: true}, {Name: "shell"}, {Name: "qq"},
 	{Name: "a2a"}, // starts when [[a2a.peers]] lists an agent to call
+	{Name: "music", Detect: MusicBackend},
 }
 
 // builtinNames returns the names of [BuiltinPlugins], comma-separated.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,7 @@ const helperEnv = "HOLOGRAM_HOST_TEST_HELPER"
 //	protocol-V      answer initialize with protocol version V (e.g. protocol-2024-11-05)
 //	noping          never answer ping
 //	ignore-term     ignore SIGTERM and the end of stdin
+//	env             offer the tool env: the names of its environment
 func TestHelperProcess(t *testing.T) {
 	mode := os.Getenv(helperEnv)
 	if mode == "" {
@@ -176,6 +178,9 @@ func runFake(modes []string) {
 				if extra {
 					tools = append(tools, tool("extra", false))
 				}
+				if has("env") {
+					tools = append(tools, tool("env", true))
+				}
 				reply(m.ID, map[string]any{"tools": tools})
 				if has("crash-after-start") {
 					os.Exit(2)
@@ -223,6 +228,13 @@ func runFake(modes []string) {
 					map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(make([]byte, 10))},
 					map[string]any{"type": "resource_link", "uri": "file:///tmp/x.txt"},
 				}})
+			case "env": // the names of its environment, sorted
+				var names []string
+				for _, kv := range os.Environ() {
+					names = append(names, strings.SplitN(kv, "=", 2)[0])
+				}
+				slices.Sort(names)
+				reply(m.ID, text(strings.Join(names, " ")))
 			case "relist":
 				extra = !extra
 				reply(m.ID, text("ok"))

@@ -109,6 +109,9 @@ func (p *plugin) launch(r *runner) (*instance, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.prep.dir
 	cmd.Env = append(os.Environ(), p.prep.spec.Env...)
+	if p.native() && p.prep.perms.EnvOnly {
+		cmd.Env = append(declaredEnv(os.Environ(), p.prep.perms.Env), p.prep.spec.Env...)
+	}
 	if p.native() {
 		perms, _ := json.Marshal(p.prep.perms) // plain data: cannot fail
 		cmd.Env = append(cmd.Env, protocol.EnvPermissions+"="+string(perms))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hologramagent/hologram/plugins/protocol"
@@ -193,6 +194,8 @@ func permissionVars(spec Spec) func(string) string {
 			return spec.Dir
 		case protocol.VarHome:
 			return get("HOME")
+		case protocol.VarMusicDir:
+			return protocol.UserDir(get, "MUSIC", "Music")
 		case protocol.VarDataDir:
 			if d := get(name); d != "" {
 				return d
@@ -206,4 +209,16 @@ func permissionVars(spec Spec) func(string) string {
 		}
 		return ""
 	}
+}
+
+// declaredEnv returns the entries of environ (KEY=VALUE) whose key is one of names: what a
+// manifest with env_only lets its plugin inherit of the kernel's environment.
+func declaredEnv(environ, names []string) []string {
+	var out []string
+	for _, kv := range environ {
+		if k, _, ok := strings.Cut(kv, "="); ok && slices.Contains(names, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -29,6 +29,7 @@ const (
 	VarConfigDir = "HOLOGRAM_CONFIG_DIR" // the kernel's configuration directory
 	VarPluginDir = "PLUGIN_DIR"          // the plugin's own directory (plugin.json's)
 	VarHome      = "HOME"                // the owner's home; "~/" is the same
+	VarMusicDir  = "XDG_MUSIC_DIR"       // the owner's music folder ([UserDir] "MUSIC", else ~/Music)
 )
 
 // PathPermission is one path a plugin declares: Path starts with "/", "~/" or "${VAR}" of
@@ -44,11 +45,16 @@ type PathPermission struct {
 // files.toml"). The older descriptive form — paths and network as lists of sentences — still
 // parses: its sentences become Notes, and a non-empty network list means Network.
 type Permissions struct {
-	Paths   []PathPermission `json:"paths,omitempty"`
-	Env     []string         `json:"env,omitempty"`   // environment variables it reads
-	Network bool             `json:"network"`         // it connects out (or listens)
-	Exec    bool             `json:"exec,omitempty"`  // it runs other programs
-	Notes   []string         `json:"notes,omitempty"` // what else it needs, in words
+	Paths []PathPermission `json:"paths,omitempty"`
+	Env   []string         `json:"env,omitempty"` // environment variables it reads
+	// EnvOnly asks the host to pass the plugin only the variables Env lists (when the kernel's
+	// environment has them), besides those the kernel sets for it (its data and configuration
+	// directories, [EnvPermissions], the owner's [builtin.env]); without it the plugin inherits
+	// the kernel's whole environment.
+	EnvOnly bool     `json:"env_only,omitempty"`
+	Network bool     `json:"network"`         // it connects out (or listens)
+	Exec    bool     `json:"exec,omitempty"`  // it runs other programs
+	Notes   []string `json:"notes,omitempty"` // what else it needs, in words
 }
 
 var (
@@ -64,6 +70,7 @@ func (p *Permissions) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		Paths   []json.RawMessage `json:"paths"`
 		Env     []string          `json:"env"`
+		EnvOnly bool              `json:"env_only"`
 		Network json.RawMessage   `json:"network"`
 		Exec    bool              `json:"exec"`
 		Notes   []string          `json:"notes"`
@@ -71,12 +78,12 @@ func (p *Permissions) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return fmt.Errorf("permissions: %w (keys: paths, env, network, exec, notes)", err)
+		return fmt.Errorf("permissions: %w (keys: paths, env, env_only, network, exec, notes)", err)
 	}
 	if len(raw.Paths) > maxPermissionEntries || len(raw.Env) > maxPermissionEntries || len(raw.Notes) > maxPermissionEntries {
 		return fmt.Errorf("permissions: more than %d entries in a list", maxPermissionEntries)
 	}
-	out := Permissions{Exec: raw.Exec, Notes: raw.Notes}
+	out := Permissions{Exec: raw.Exec, Notes: raw.Notes, EnvOnly: raw.EnvOnly}
 	for i, r := range raw.Paths {
 		var text string
 		if json.Unmarshal(r, &text) == nil { // the older form: a sentence
@@ -131,8 +138,8 @@ func (pp PathPermission) check() error {
 		if m == nil {
 			return fmt.Errorf("path %q: write a variable as ${NAME}, followed by nothing or /…", p)
 		}
-		if !slices.Contains([]string{VarDataDir, VarConfigDir, VarPluginDir, VarHome}, m[1]) {
-			return fmt.Errorf("path %q: unknown variable %s (%s, %s, %s or %s)", p, m[1], VarDataDir, VarConfigDir, VarPluginDir, VarHome)
+		if !slices.Contains([]string{VarDataDir, VarConfigDir, VarPluginDir, VarHome, VarMusicDir}, m[1]) {
+			return fmt.Errorf("path %q: unknown variable %s (%s, %s, %s, %s or %s)", p, m[1], VarDataDir, VarConfigDir, VarPluginDir, VarHome, VarMusicDir)
 		}
 	case filepath.IsAbs(p):
 	default:

@@ -17,6 +17,8 @@ func TestPermissions(t *testing.T) {
 			Permissions{Paths: []PathPermission{{"${HOLOGRAM_DATA_DIR}/notes", "write"}, {Path: "~/.config/x", Access: "read"}, {Path: "/usr", Access: "exec"}}, Env: []string{"HOME", "HOLOGRAM_X"}, Network: true, Exec: true, Notes: []string{"more"}}, ""},
 		{"the older descriptive form", `{"paths":["the roots of files.toml"],"network":["the feeds' hosts"],"exec":false}`,
 			Permissions{Network: true, Notes: []string{"the roots of files.toml", "the feeds' hosts"}}, ""},
+		{"only the declared environment", `{"paths":[{"path":"${XDG_MUSIC_DIR}","access":"read"}],"env":["MPD_HOST"],"env_only":true,"network":true}`,
+			Permissions{Paths: []PathPermission{{"${XDG_MUSIC_DIR}", "read"}}, Env: []string{"MPD_HOST"}, EnvOnly: true, Network: true}, ""},
 		{"an empty network list", `{"network":[]}`, Permissions{}, ""},
 		{"network false", `{"network":false}`, Permissions{}, ""},
 		{"unknown key", `{"disk":true}`, Permissions{}, `unknown field "disk"`},
