@@ -26,8 +26,8 @@ type Scene struct {
 	Mentions []int     `json:"mentions"`
 	X        []float64 `json:"x"`
 	Y        []float64 `json:"y"`
-	// Flags per node: FlagPinned, FlagHub, FlagGlow.
-	Flags []uint8 `json:"flags"`
+	// Flags per node: FlagPinned, FlagHub, FlagGlow (ints: a []uint8 would be JSON base64).
+	Flags []int `json:"flags"`
 	// Edges holds three numbers per edge: from, to (node indices) and class.
 	Edges []int32 `json:"edges"`
 }
@@ -46,7 +46,7 @@ func NewScene(g Graph, l Layout, now time.Time) Scene {
 	s := Scene{Radius: round2(l.Radius), Kinds: []string{}, KindColors: []string{},
 		RelationColors: make([]string, RelationClasses),
 		ID:             make([]int64, n), Label: make([]string, n), Kind: make([]int, n), Mentions: make([]int, n),
-		X: make([]float64, n), Y: make([]float64, n), Flags: make([]uint8, n), Edges: make([]int32, 0, 3*len(g.Edges))}
+		X: make([]float64, n), Y: make([]float64, n), Flags: make([]int, n), Edges: make([]int32, 0, 3*len(g.Edges))}
 	for c := range RelationClasses {
 		s.RelationColors[c] = hex(RelationColor(c).R, RelationColor(c).G, RelationColor(c).B)
 	}
@@ -64,7 +64,7 @@ func NewScene(g Graph, l Layout, now time.Time) Scene {
 		if i < len(l.Pos) && usable(l.Pos[i].X) && usable(l.Pos[i].Y) {
 			s.X[i], s.Y[i] = round2(l.Pos[i].X), round2(l.Pos[i].Y)
 		}
-		var f uint8
+		var f int
 		if nd.Pinned {
 			f |= FlagPinned
 		}

@@ -30,7 +30,7 @@ func TestNewScene(t *testing.T) {
 		{"kind index", s.Kind, []int{0, 1, 0}},
 		{"mentions", s.Mentions, []int{3, 0, 0}},
 		{"x (rounded; a node without a position at 0)", s.X, []float64{1.23, 3, 0}},
-		{"flags", s.Flags, []uint8{FlagHub | FlagGlow, FlagPinned, 0}},
+		{"flags", s.Flags, []int{FlagHub | FlagGlow, FlagPinned, 0}},
 		{"edges (self-loops and bad ends dropped, bad classes 0)", s.Edges, []int32{0, 1, 2, 2, 0, 0}},
 		{"radius", s.Radius, 5.56},
 		{"relation colours", len(s.RelationColors), RelationClasses},
@@ -41,6 +41,16 @@ func TestNewScene(t *testing.T) {
 	}
 	if z := NewScene(g, l, time.Time{}); z.Flags[0]&FlagGlow != 0 {
 		t.Errorf("a zero clock lit a star: %v", z.Flags)
+	}
+	// Every column is a JSON array (a browser indexes them), none a base64 string.
+	var cols map[string]any
+	if err := json.Unmarshal([]byte(mustJSON(t, s)), &cols); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range cols {
+		if _, ok := v.(string); ok {
+			t.Errorf("column %s is a JSON string: %v", name, v)
+		}
 	}
 }
 

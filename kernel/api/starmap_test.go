@@ -62,7 +62,7 @@ func TestStarMapRoute(t *testing.T) {
 		if !slices.Equal(sm.ID, []int64{1, 2, 5}) || !slices.Equal(sm.Label, []string{"owner", "Porto", "Beatriz"}) || sm.Total != 3 {
 			t.Errorf("nodes %v %q (total %d)", sm.ID, sm.Label, sm.Total)
 		}
-		if !slices.Equal(sm.Flags, []uint8{2, 1, 2}) || !slices.Equal(sm.Mentions, []int{0, 0, 4}) {
+		if !slices.Equal(sm.Flags, []int{2, 1, 2}) || !slices.Equal(sm.Mentions, []int{0, 0, 4}) {
 			t.Errorf("flags %v mentions %v, want hubs, pinned Porto, 4 mentions", sm.Flags, sm.Mentions)
 		}
 		// sister of (twice) is class 1, lives in class 2; the edge to entity 99 is left out.

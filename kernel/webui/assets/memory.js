@@ -143,7 +143,7 @@ function factView(f) {
   li.append(el("p", "item-text", `${f.subject_name} — ${f.predicate} — ${f.object_name}`));
   const valid = [when(f.valid_from) && `${t("from")} ${when(f.valid_from)}`, when(f.valid_to) && `${t("until")} ${when(f.valid_to)}`].filter(Boolean).join(" ");
   li.append(el("p", "note", [t(li.dataset.state), valid, f.scope, f.origin, f.pinned ? "pinned" : "",
-    `${f.sources.length} ${t("source events")}`].filter(Boolean).join(" · ")));
+    `${t("source events")}: ${f.sources.length}`].filter(Boolean).join(" · ")));
   const row = el("div", "actions");
   const what = `${f.predicate} ${f.object_name}`;
   for (const src of f.sources.slice(0, 3)) row.append(btn("Open source", "plain", () => openContext(src, li), `#${src}`));
@@ -196,7 +196,6 @@ $("entity-form").addEventListener("submit", (ev) => {
       text: $("ent-text").value, scope: e.scope });
     $("entity-form").hidden = true;
     await refresh();
-    toast(t("Saved."), false);
     await listEntities();
   });
 });

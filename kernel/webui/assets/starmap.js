@@ -22,6 +22,9 @@ export function scene(scope) {
 
 export function invalidate() { cache.clear(); }
 
+// A page opened on the star map asks for its layout at once, beside the sign-in check.
+if (location.hash.startsWith("#starmap")) scene("").catch(() => { /* show() asks again */ });
+
 const stats = (window.starmapStats = { frames: 0 });
 const sky = $("sky");
 const ctx = sky.getContext("2d", { alpha: false });
@@ -218,7 +221,8 @@ function quick() {
   ctx.drawImage(last, (w / 2) * (1 - k) + (lastView.cx - view.cx) * view.zoom, (h / 2) * (1 - k) + (lastView.cy - view.cy) * view.zoom, w * k, h * k);
   stats.frames++;
   stats.lastFrame = performance.now();
-  stats.drawMs = stats.lastFrame - t0;
+  stats.quickMs = stats.lastFrame - t0;
+  if (stats.moveAt !== undefined) { (stats.panLatency ||= []).push(stats.lastFrame - stats.moveAt); stats.moveAt = undefined; }
   clearTimeout(settle);
   settle = setTimeout(draw, 150);
 }
@@ -303,6 +307,7 @@ sky.addEventListener("pointermove", (e) => {
     return;
   }
   moved += Math.abs(dx) + Math.abs(dy);
+  stats.moveAt ??= performance.now();
   view.cx -= dx / view.zoom;
   view.cy -= dy / view.zoom;
   redraw(true);
