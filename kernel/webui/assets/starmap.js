@@ -239,7 +239,7 @@ function labels(px, w, h, s, dim) {
     if (pri >= 1e4 || r * 1.8 >= 11) order.push([pri, i]);
   }
   order.sort((a, b) => b[0] - a[0]);
-  const taken = [];
+  const taken = [[0, h - 30, 140, h]]; // the star count in the corner
   ctx.textBaseline = "middle";
   let drawn = 0;
   for (const [, i] of order) {
