@@ -552,10 +552,10 @@ func (p *plugins) goChannel(f func(base context.Context)) error {
 	return nil
 }
 
-// turnOf returns the id of the agent turn ctx belongs to (host.Options.TurnOf).
-func turnOf(ctx context.Context) string {
+// turnOf returns the ids of the agent turn ctx belongs to and of its session (host.Options.TurnOf).
+func turnOf(ctx context.Context) (string, string) {
 	tr, _ := agent.TurnFrom(ctx)
-	return tr.TurnID
+	return tr.TurnID, tr.Session
 }
 
 var _ host.Services = nativeServices{}

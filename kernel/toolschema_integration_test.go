@@ -23,7 +23,7 @@ func TestEveryBuiltinToolIsValid(t *testing.T) {
 	b := newBuiltinKernelOf(t, "", names, names)
 	// Every built-in plugin that can run without outside services must be running; qq needs a
 	// OneBot server and web a browser for some tools, so they are awaited only when they run.
-	for _, name := range []string{"files", "notes", "calendar", "rss", "web"} {
+	for _, name := range []string{"files", "notes", "calendar", "rss", "web", "code"} {
 		b.waitState(t, name, "running")
 	}
 	chat(t, b.memKernel, "main", "hello")
@@ -48,7 +48,7 @@ func TestEveryBuiltinToolIsValid(t *testing.T) {
 	if err := llm.CheckTools(tools); err != nil {
 		t.Fatalf("the tools sent break OpenAI's rules: %v", err)
 	}
-	for _, want := range []string{"notes_list", "files_read", "time_now"} {
+	for _, want := range []string{"notes_list", "files_read", "time_now", "code_run"} {
 		if !slices.Contains(last.Tools, want) {
 			t.Errorf("tool %s not sent; sent %v", want, last.Tools)
 		}

@@ -243,11 +243,14 @@ func TestDebContentsAndControl(t *testing.T) {
 					t.Errorf("Depends %q: has %s = %v, want %v", depends, d, has, v.desktop)
 				}
 			}
+			if has := regexp.MustCompile(`(^|, )espeak-ng( |,|$)`).MatchString(depends); has != v.kernel {
+				t.Errorf("Depends %q: has espeak-ng = %v, want %v (a kernel speaks)", depends, has, v.kernel)
+			}
 			if v.system != strings.Contains(depends, "passwd") {
 				t.Errorf("Depends %q: passwd (useradd) only for the server", depends)
 			}
-			if rec := controlField(info, "Recommends"); v.kernel != (rec == "wordnet-base, chromium") {
-				t.Errorf("Recommends %q, want wordnet-base and chromium (web_browse) for a kernel", rec)
+			if rec := controlField(info, "Recommends"); v.kernel != (rec == "wordnet-base, chromium, bubblewrap") {
+				t.Errorf("Recommends %q, want wordnet-base, chromium (web_browse) and bubblewrap (code_run) for a kernel", rec)
 			}
 			// The project's own maintainer address, never a placeholder or a committer's.
 			maint := controlField(info, "Maintainer")

@@ -156,10 +156,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigc)
 	appc := make(chan fyne.App, 1)
+	quitting := make(chan struct{})
 	go func() {
 		<-sigc
 		fa := <-appc
 		fyne.Do(fa.Driver().Quit)
+		close(quitting)
 	}()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	slog.SetDefault(log)
@@ -226,12 +228,18 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		go fyne.Do(a.ToggleQuick) // runs in the loop, after Run's Show
 	}
 	stopShortcut := globalShortcut(getenv, log, func() { fyne.Do(a.ToggleQuick) })
+	sd := &shutdowner{fn: func() {
+		stopShortcut()
+		if inst != nil {
+			inst.Close() // before a restart's exec, which would keep the socket file
+		}
+		stop()
+	}}
+	runDone := make(chan struct{})
+	go watchQuit(quitting, runDone, quitGrace, sd, log, os.Exit)
 	a.Run()
-	stopShortcut()
-	if inst != nil {
-		inst.Close() // before a restart's exec, which would keep the socket file
-	}
-	stop()
+	close(runDone)
+	sd.shutdown()
 	if restart := a.RestartArgs(); len(restart) > 0 {
 		exe, err := os.Executable()
 		if err == nil {

@@ -36,6 +36,9 @@ commands:
                                           one real request to a provider, not saved (key as for add)
   provider detect [--json]                local Ollama or llama.cpp servers the kernel can use
   tools [--json]
+  say TEXT... --out F.wav [--voice V] [--force]
+                                          the text spoken (espeak-ng on the kernel's machine); the
+                                          voice used is named on stderr
   session list [--json]
   session new [--title T] [--system-prompt P] [--model M] [--channel C] [--partner P] [--scope S] [ID]
                                           scope: private (default), public or group:<id>
@@ -248,6 +251,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		"a2a":   a.a2a,   // a2a.go
 		"token": a.token, // tokens.go
 		"pair":  a.pair,  // pair.go
+		"say":   a.say,   // say.go
 	}
 	fn, ok := commands[cmd]
 	if !ok {

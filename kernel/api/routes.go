@@ -64,8 +64,9 @@ func (s *Server) routes() {
 	s.a2aRoutes()      // GET, POST /api/v1/a2a/peers, DELETE /api/v1/a2a/peers/{name}
 	s.branchRoutes()   // POST /api/v1/sessions/{id}/branch, GET/PUT /api/v1/prompt
 	s.pluginSettingsRoutes()
-	s.tokenRoutes() // GET, POST /api/v1/tokens, DELETE /api/v1/tokens/{name} (v1tokens.go)
-	s.webRoutes()   // /api/v1/web/… when the web UI is on (web.go)
+	s.tokenRoutes()  // GET, POST /api/v1/tokens, DELETE /api/v1/tokens/{name} (v1tokens.go)
+	s.webRoutes()    // /api/v1/web/… when the web UI is on (web.go)
+	s.speechRoutes() // POST /api/v1/speech (speech.go)
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("GET /v1/models/{id...}", s.handleModel)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)

@@ -28,6 +28,7 @@ import (
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/security"
+	"github.com/hologramagent/hologram/kernel/speech"
 )
 
 // Backend is what the API serves: the kernel's [client.Service] and its OpenAI-compatible
@@ -72,6 +73,7 @@ type Server struct {
 	mux     *http.ServeMux
 	a2a     A2A
 	web     Web
+	speech  speech.Synth // POST /api/v1/speech (speech.go)
 
 	// uid is the owner the socket directory must have; peerUID the uid a unix peer must have.
 	// Both are the process's effective uid; tests change them.

@@ -40,7 +40,7 @@ env = {qq = ["QQ_WS=ws://127.0.0.1:3001"]}
 	}
 
 	for _, tt := range []struct{ body, want string }{
-		{"[builtin]\nenable = [\"fils\"]", `builtin.enable: unknown built-in plugin "fils" (known: files, notes, calendar, rss, web, shell, qq, a2a)`},
+		{"[builtin]\nenable = [\"fils\"]", `builtin.enable: unknown built-in plugin "fils" (known: files, notes, calendar, rss, web, code, shell, qq, a2a)`},
 		{"[builtin]\ndisable = [\"echo\"]", `builtin.disable: unknown built-in plugin "echo"`},
 		{"[builtin]\nenable = [\"shell\"]\ndisable = [\"shell\"]", `builtin: plugin "shell" is both enabled and disabled`},
 		{"[builtin]\nenv = {nope = [\"A=1\"]}", `builtin.env: unknown built-in plugin "nope"`},

@@ -96,7 +96,7 @@ type BuiltinPlugin struct {
 // BuiltinPlugins are the built-in plugins the kernel knows, in start order.
 var BuiltinPlugins = []BuiltinPlugin{
 	{Name: "files", Default: true}, {Name: "notes", Default: true}, {Name: "calendar", Default: true},
-	{Name: "rss", Default: true}, {Name: "web", Default: true}, {Name: "shell"}, {Name: "qq"},
+	{Name: "rss", Default: true}, {Name: "web", Default: true}, {Name: "code", Default: true}, {Name: "shell"}, {Name: "qq"},
 	{Name: "a2a"}, // starts when [[a2a.peers]] lists an agent to call
 }
 

@@ -134,8 +134,13 @@ func (p *pkg) dependencies(ctx context.Context) (deps, error) {
 	}
 	if p.v.Kernel {
 		// wordnet-base: the memory's lexicon; chromium: the web plugin's web_browse drives it
-		// (web_fetch works without).
-		d.DebRecommends = append(d.DebRecommends, "wordnet-base", "chromium")
+		// (web_fetch works without); bubblewrap: the code plugin's sandbox (Landlock alone
+		// without it).
+		d.DebRecommends = append(d.DebRecommends, "wordnet-base", "chromium", "bubblewrap")
+		// espeak-ng: replies spoken aloud (POST /api/v1/speech, `waiter say`; kernel/speech runs
+		// the command, so the kernel still starts without it).
+		d.DebDepends = append(d.DebDepends, "espeak-ng")
+		d.RPMRequires = append(d.RPMRequires, "espeak-ng")
 	}
 	if p.v.SystemUnit {
 		d.DebDepends = append(d.DebDepends, "passwd")

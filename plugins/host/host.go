@@ -47,9 +47,10 @@ type Options struct {
 	// notify, llm); nil: native plugins get the MCP lifecycle only, and their kernel calls are
 	// answered "not available".
 	Services Services
-	// TurnOf returns the id of the agent turn a tool call's context belongs to ("" outside a
-	// turn); native plugins receive it in tools/call's _meta. nil: never sent.
-	TurnOf func(ctx context.Context) string
+	// TurnOf returns the ids of the agent turn a tool call's context belongs to and of its
+	// session ("" outside a turn); native plugins receive them in tools/call's _meta. nil:
+	// never sent.
+	TurnOf func(ctx context.Context) (turn, session string)
 	// HookTimeout bounds one run of a plugin hook that declares no timeout; default 2s.
 	// MaxHookTimeout caps what a plugin may declare; default 30s.
 	HookTimeout    time.Duration

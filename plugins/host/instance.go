@@ -509,8 +509,8 @@ func (in *instance) callFunc(tool string) CallFunc {
 		var res protocol.CallToolResult
 		params := protocol.CallToolParams{Name: tool, Arguments: args}
 		if turnOf := in.p.h.opts.TurnOf; turnOf != nil && in.p.native() {
-			if turn := turnOf(ctx); turn != "" {
-				params.Meta = &protocol.RequestMeta{Turn: turn}
+			if turn, session := turnOf(ctx); turn != "" {
+				params.Meta = &protocol.RequestMeta{Turn: turn, Session: session}
 			}
 		}
 		err := in.conn.Call(ctx, protocol.MethodToolsCall, params, &res)

@@ -151,7 +151,7 @@ func nativeEnv(t *testing.T, capabilities []string) (*env, *fakeServices) {
 	e := newEnv(t, func(o *Options) {
 		o.Services = svc
 		o.Shm = &ShmOptions{}
-		o.TurnOf = func(ctx context.Context) string { s, _ := ctx.Value(turnCtxKey{}).(string); return s }
+		o.TurnOf = func(ctx context.Context) (string, string) { s, _ := ctx.Value(turnCtxKey{}).(string); return s, "" }
 	})
 	st := e.add(t, Spec{Name: "echo", Dir: buildEcho(t, capabilities)})
 	if st.State != StateRunning {

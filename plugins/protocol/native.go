@@ -324,6 +324,9 @@ type Usage struct {
 // RequestMeta is the _meta member of request params.
 type RequestMeta struct {
 	Turn string `json:"hologram/turn,omitempty"`
+	// Session is the id of the turn's session (tools/call only): a plugin keeping state per
+	// conversation (the code plugin's workspace) keys it by this.
+	Session string `json:"hologram/session,omitempty"`
 }
 
 // capabilityPrefixes maps method namespaces to the manifest capability they need.

@@ -36,6 +36,16 @@ func TurnFrom(ctx context.Context) (string, bool) {
 	return t, ok && t != ""
 }
 
+// sessionKey carries the session a tool call belongs to.
+type sessionKey struct{}
+
+// SessionFrom returns the id of the session a tool call's turn runs in (from tools/call's
+// _meta): a tool keeping state per conversation keys it by this.
+func SessionFrom(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(sessionKey{}).(string)
+	return s, ok && s != ""
+}
+
 // Name returns the plugin's name in this installation (from the handshake; the Plugin's Name
 // before it).
 func (k *Kernel) Name() string {

@@ -308,6 +308,9 @@ func (s *server) callTool(ctx context.Context, params json.RawMessage) (any, err
 	if p.Meta != nil && p.Meta.Turn != "" {
 		ctx = withTurn(ctx, p.Meta.Turn)
 	}
+	if p.Meta != nil && p.Meta.Session != "" {
+		ctx = context.WithValue(ctx, sessionKey{}, p.Meta.Session)
+	}
 	args := p.Arguments
 	if len(args) == 0 {
 		args = json.RawMessage("{}")

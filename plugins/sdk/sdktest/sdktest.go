@@ -325,14 +325,19 @@ func (k *Kernel) ctx(parent context.Context) (context.Context, context.CancelFun
 
 // CallTool calls a tool; turn, if not empty, is the turn the call belongs to.
 func (k *Kernel) CallTool(ctx context.Context, name, args, turn string) (protocol.CallToolResult, error) {
+	return k.CallToolMeta(ctx, name, args, protocol.RequestMeta{Turn: turn})
+}
+
+// CallToolMeta calls a tool with the _meta the kernel sends (the turn and its session).
+func (k *Kernel) CallToolMeta(ctx context.Context, name, args string, meta protocol.RequestMeta) (protocol.CallToolResult, error) {
 	ctx, cancel := k.ctx(ctx)
 	defer cancel()
 	p := protocol.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
 	if args == "" {
 		p.Arguments = nil
 	}
-	if turn != "" {
-		p.Meta = &protocol.RequestMeta{Turn: turn}
+	if meta != (protocol.RequestMeta{}) {
+		p.Meta = &meta
 	}
 	var res protocol.CallToolResult
 	err := k.conn.Call(ctx, protocol.MethodToolsCall, p, &res)

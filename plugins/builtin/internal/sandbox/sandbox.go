@@ -59,6 +59,10 @@ type Permissions struct {
 	// Network keeps TCP connect and bind allowed; without it they are refused with EACCES
 	// (Landlock ABI 4, Linux 6.7+; an older kernel leaves the network open).
 	Network bool
+	// Scoped keeps signals and abstract unix sockets inside the process and what it starts
+	// (Landlock ABI 6, Linux 6.12+; ignored before): the code plugin's sandbox without a pid
+	// namespace cannot kill the kernel.
+	Scoped bool
 }
 
 // With returns p with q's paths added (and the network when either has it).
@@ -69,6 +73,7 @@ func (p Permissions) With(q Permissions) Permissions {
 		Exec:    append(slices.Clone(p.Exec), q.Exec...),
 		Devices: append(slices.Clone(p.Devices), q.Devices...),
 		Network: p.Network || q.Network,
+		Scoped:  p.Scoped || q.Scoped,
 	}
 }
 
@@ -99,6 +104,14 @@ func Apply(log *slog.Logger, getenv func(string) string, p Permissions) (Status,
 		return "", err
 	}
 	return st, nil
+}
+
+// Landlock confines the calling process (every thread) to [System], its executable's
+// directory and p with Landlock alone, without the manifest's paths or the seccomp filter: for
+// a process that sets up its own confinement (the code plugin's sandbox). It returns like
+// [Apply].
+func Landlock(log *slog.Logger, getenv func(string) string, p Permissions) (Status, error) {
+	return applyLandlock(log, getenv, p)
 }
 
 // applyLandlock is Apply's Landlock part.
@@ -137,6 +150,11 @@ func applyLandlock(log *slog.Logger, getenv func(string) string, p Permissions) 
 	if !p.Network {
 		if err := landlock.V7.BestEffort().RestrictNet(); err != nil {
 			return "", fmt.Errorf("landlock (network): %w", err)
+		}
+	}
+	if p.Scoped {
+		if err := landlock.V7.BestEffort().RestrictScoped(); err != nil {
+			return "", fmt.Errorf("landlock (scopes): %w", err)
 		}
 	}
 	log.Debug("confined by Landlock", "read", ro, "write", p.Write, "exec", p.Exec, "devices", p.Devices, "network", p.Network)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"log/slog"
+	"syscall"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 )
@@ -23,8 +24,27 @@ var Denied = []string{
 	"open_by_handle_at", "userfaultfd",
 }
 
+// NoSockets are the calls a program kept off the network is refused on top of [Denied] (the
+// code plugin's sandbox without a network namespace): socket() of every family, AF_UNIX
+// included — a unix socket reaches the kernel's API and the D-Bus session bus, which Landlock
+// (ABI < 6) does not guard — and io_uring, which can open sockets without socket().
+// socketpair stays: its two ends reach nothing but each other.
+var NoSockets = append([]string{"socket"}, IOUring...)
+
+// IOUring are io_uring's calls, refused to sandboxed code in every case: its operations (a
+// socket, an open) bypass the seccomp filter of the calls they stand for.
+var IOUring = []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}
+
 // applySeccomp loads the deny-list filter on every thread of the process (no_new_privs set).
 func applySeccomp(log *slog.Logger, getenv func(string) string) (bool, error) {
+	return Seccomp(log, getenv, Denied, false)
+}
+
+// Seccomp loads a filter refusing the calls deny (with EPERM) on every thread of the process,
+// no_new_privs set, and with noUnix socket(AF_UNIX, …) too (a program that keeps the network
+// but must not reach the host's unix sockets); a program it executes inherits it. It reports
+// false, logged, when HOLOGRAM_SECCOMP=off or the kernel has no seccomp filters.
+func Seccomp(log *slog.Logger, getenv func(string) string, deny []string, noUnix bool) (bool, error) {
 	if getenv(SeccompEnv) == "off" {
 		log.Warn("seccomp switched off (" + SeccompEnv + "=off): no system call is filtered")
 		return false, nil
@@ -33,12 +53,17 @@ func applySeccomp(log *slog.Logger, getenv func(string) string) (bool, error) {
 		log.Warn("this kernel has no seccomp filters: no system call is filtered")
 		return false, nil
 	}
+	group := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: deny}
+	if noUnix {
+		group.NamesWithCondtions = []seccomp.NameWithConditions{{Name: "socket",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: syscall.AF_UNIX}}}}
+	}
 	err := seccomp.LoadFilter(seccomp.Filter{
 		NoNewPrivs: true,
 		Flag:       seccomp.FilterFlagTSync,
 		Policy: seccomp.Policy{
 			DefaultAction: seccomp.ActionAllow,
-			Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, Names: Denied}},
+			Syscalls:      []seccomp.SyscallGroup{group},
 		},
 	})
 	if err != nil {
