@@ -129,7 +129,7 @@ func (k *Kernel) refusePaused(sess memory.Session) error {
 }
 
 // TestProvider implements client.Service: it validates p like AddProvider, builds the provider
-// (without saving it), sends one small non-streamed request and lists the server's models. A
+// (without saving it; keep_key tests it with the saved provider's key), sends one small non-streamed request and lists the server's models. A
 // provider that fails answers OK false with the error; the call fails only for an invalid
 // configuration or when ctx ends.
 func (k providerRole) TestProvider(ctx context.Context, p client.ProviderConfig) (client.ProviderCheck, error) {
@@ -139,6 +139,7 @@ func (k providerRole) TestProvider(ctx context.Context, p client.ProviderConfig)
 	if err := validateProvider(p); err != nil {
 		return client.ProviderCheck{}, err
 	}
+	k.keepKey(&p) // a saved provider tested as it is
 	prov, err := k.newProv(ProviderSettings{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, APIKey: p.APIKey, Proxy: p.Proxy})
 	if err != nil {
 		return client.ProviderCheck{}, invalid("provider %s: %v", p.Name, err)

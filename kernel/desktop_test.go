@@ -330,6 +330,40 @@ func TestTestProvider(t *testing.T) {
 	}
 }
 
+// TestTestProviderKeepKey: keep_key without a key tests a saved provider with its saved key (the
+// web UI's Test button); without keep_key, or for a name not saved, it goes without one.
+func TestTestProviderKeepKey(t *testing.T) {
+	k := newDeskKernel(t, t.TempDir(), nil)
+	back := llmtest.NewServer(t)
+	ctx := context.Background()
+	if _, err := k.Service().AddProvider(ctx, client.ProviderConfig{Name: "saved", BaseURL: back.URL(), Model: "fake-1", APIKey: "sk-saved"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg      client.ProviderConfig
+		wantAuth string
+	}{
+		{client.ProviderConfig{Name: "saved", BaseURL: back.URL(), Model: "fake-1", KeepKey: true}, "Bearer sk-saved"},
+		{client.ProviderConfig{Name: "saved", BaseURL: back.URL(), Model: "fake-1"}, ""},
+		{client.ProviderConfig{Name: "other", BaseURL: back.URL(), Model: "fake-1", KeepKey: true}, ""},
+		{client.ProviderConfig{Name: "saved", BaseURL: back.URL(), Model: "fake-1", KeepKey: true, APIKey: "sk-new"}, "Bearer sk-new"},
+	} {
+		back.Script(llmtest.Reply{Text: "OK"})
+		if got, err := k.Service().TestProvider(ctx, tc.cfg); err != nil || !got.OK {
+			t.Fatalf("TestProvider(%+v) = %+v, %v", tc.cfg, got, err)
+		}
+		var auth []string
+		for _, r := range back.Requests() {
+			if strings.HasSuffix(r.Path, "/chat/completions") {
+				auth = append(auth, r.Auth)
+			}
+		}
+		if len(auth) == 0 || auth[len(auth)-1] != tc.wantAuth {
+			t.Errorf("TestProvider(%+v) sent Authorization %q, want %q", tc.cfg, auth, tc.wantAuth)
+		}
+	}
+}
+
 func TestTestProviderRefusals(t *testing.T) {
 	k := newDeskKernel(t, t.TempDir(), nil)
 	back := llmtest.NewServer(t)

@@ -97,6 +97,20 @@ func toClientProvider(p ProviderSettings) client.Provider {
 	return client.Provider{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, Proxy: p.Proxy, Priority: p.Priority, HasKey: p.APIKey != "", Vision: p.Vision}
 }
 
+// keepKey gives p, when it asks to keep the key and carries none, the key of the provider of its
+// name.
+func (k providerRole) keepKey(p *client.ProviderConfig) {
+	if p.KeepKey && p.APIKey == "" {
+		k.provMu.Lock()
+		defer k.provMu.Unlock()
+		for _, old := range k.providers {
+			if old.Name == p.Name {
+				p.APIKey = old.APIKey
+			}
+		}
+	}
+}
+
 // AddProvider implements client.Service.
 func (k providerRole) AddProvider(ctx context.Context, p client.ProviderConfig) (client.Provider, error) {
 	p.BaseURL = strings.TrimRight(strings.TrimSpace(p.BaseURL), "/")
@@ -105,15 +119,7 @@ func (k providerRole) AddProvider(ctx context.Context, p client.ProviderConfig) 
 	if err := validateProvider(p); err != nil {
 		return client.Provider{}, err
 	}
-	if p.KeepKey && p.APIKey == "" { // an edit that does not touch the key
-		k.provMu.Lock()
-		for _, old := range k.providers {
-			if old.Name == p.Name {
-				p.APIKey = old.APIKey
-			}
-		}
-		k.provMu.Unlock()
-	}
+	k.keepKey(&p) // an edit that does not touch the key
 	ps := ProviderSettings{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model, APIKey: p.APIKey, Proxy: p.Proxy, Priority: p.Priority, Vision: p.Vision}
 	if _, err := k.newProv(ps); err != nil {
 		return client.Provider{}, invalid("provider %s: %v", p.Name, err)

@@ -1,6 +1,6 @@
-# webui-peers installs playwright-core (pinned in cmd/homed/testdata/webui), which cmd/homed's web
-# UI end-to-end test drives Debian's chromium with, only when node_modules is missing or older
-# than the lock file (no browser download: --ignore-scripts).
+# webui-peers installs playwright-core and axe-core (pinned in cmd/homed/testdata/webui), with which
+# cmd/homed's web UI end-to-end tests drive Debian's chromium and check accessibility, only when
+# node_modules is missing or older than the lock file (no browser download: --ignore-scripts).
 WEBUI_PEERS := cmd/homed/testdata/webui
 .PHONY: webui-peers webui-icons
 webui-peers: $(WEBUI_PEERS)/node_modules/.package-lock.json

@@ -27,8 +27,9 @@ import (
 // (escaped), an attachment (a photo picked on the phone, a text file dropped on the desktop)
 // kept with its message over a reload (and the draft), a tool call with its state, the shell plugin's approval answered inline (Deny on the
 // phone, Approve on the desktop), sign-in with /#token=…, and a device revoked from
-// Settings sent back to sign-in, and the LCP of a 1,000-message chat (at most 1 s). Screenshots go to build/screenshots/web-*.png (docs/screenshots
-// holds the ones looked at).
+// Settings sent back to sign-in, and the LCP of a 1,000-message chat (reported); then, in the
+// memory seedBigSky restored, the Memory, Star map, Plugins and Settings pages (webPages).
+// Screenshots go to build/screenshots/web-*.png (docs/screenshots holds the ones looked at).
 func TestWebUI(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("testdata", "webui"))
 	if err != nil {
@@ -62,6 +63,7 @@ func TestWebUI(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, token := v1Homed(t, e, "")
+	seedBigSky(t, e) // the memory is empty until the chats below
 	e.addProvider(fake.url, "sk-web")
 	if out, errOut, code := e.waiter("", nil, "plugin", "enable", "shell"); code != 0 {
 		t.Fatalf("enable shell: %d %s%s", code, out, errOut)
@@ -149,6 +151,8 @@ func TestWebUI(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&devs); err != nil || len(devs.Devices) != 2 {
 		t.Fatalf("devices left: %v %v", devs, err)
 	}
+	// The other pages, on the same server (e2e_webui_pages_test.go).
+	t.Run("pages", func(t *testing.T) { webPages(t, e, base, token, dir, shots) })
 }
 
 // webHistory reads a session's history over the socket (query: the history route's parameters).

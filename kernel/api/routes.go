@@ -32,6 +32,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/window", s.handleWindow)
 	m.HandleFunc("GET /api/v1/memory/search", s.handleSearchMemory)
 	m.HandleFunc("GET /api/v1/memory/graph", s.handleGraph)
+	m.HandleFunc("GET /api/v1/memory/starmap", s.handleStarMap) // starmap.go
 	m.HandleFunc("GET /api/v1/memory/entities/{id}", s.handleEntity)
 	m.HandleFunc("GET /api/v1/memory/events/{id}", s.handleEventContext)
 	m.HandleFunc("POST /api/v1/memory/entities", s.handleCreateEntity)

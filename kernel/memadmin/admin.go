@@ -128,14 +128,20 @@ func (k *Admin) Graph(ctx context.Context, q client.GraphQuery) (client.GraphPag
 			return client.GraphPage{}, invalid("after %q is not a cursor this API returned", q.After)
 		}
 	}
-	ents, err := k.DB.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: q.Limit + 1})
+	ents, err := k.DB.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: after, Limit: q.Limit})
 	if err != nil {
 		return client.GraphPage{}, mapErr(err)
 	}
 	page := client.GraphPage{Entities: []client.Entity{}, Triples: []client.Triple{}}
-	if len(ents) > q.Limit {
-		ents = ents[:q.Limit]
-		page.Next = strconv.FormatInt(ents[len(ents)-1].ID, 10)
+	if len(ents) == q.Limit { // a full page: is there more? (Limit+1 would pass the store's cap at the largest page)
+		last := ents[len(ents)-1].ID
+		more, err := k.DB.Entities(ctx, memory.EntityQuery{Viewer: memory.OwnerViewer, Scope: scope, After: last, Limit: 1})
+		if err != nil {
+			return client.GraphPage{}, mapErr(err)
+		}
+		if len(more) > 0 {
+			page.Next = strconv.FormatInt(last, 10)
+		}
 	}
 	if page.Total, err = k.DB.CountEntities(ctx, memory.OwnerViewer, scope); err != nil {
 		return client.GraphPage{}, mapErr(err)

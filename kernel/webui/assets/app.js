@@ -1,8 +1,14 @@
 // app.js: the web UI (docs/web.md). Sign-in with the token (or /#token=…), then the newest chat:
 // sessions, streaming Markdown replies, tool calls inline with their state, Stop, history paged
-// with before=ID, drafts kept per chat; Settings lists the signed-in devices.
+// with before=ID, drafts kept per chat; the Memory, Star map, Plugins and Settings pages
+// (memory.js, starmap.js, admin.js); Settings lists the signed-in devices too.
 import * as api from "./api.js";
 import { render } from "./md.js";
+import * as i18n from "./i18n.js";
+import * as ui from "./ui.js";
+import * as memory from "./memory.js";
+import * as starmap from "./starmap.js";
+import * as admin from "./admin.js";
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -89,20 +95,22 @@ function notice(text) {
 
 // ---- navigation ----------------------------------------------------------------------------
 
-const titles = { memory: "Memory", starmap: "Star map", plugins: "Plugins" };
+const views = ["chat", "memory", "starmap", "plugins", "settings"];
+const shows = { memory: memory.show, starmap: starmap.show, plugins: admin.showPlugins,
+  settings: () => Promise.all([admin.showSettings(), loadDevices()]) };
 
 function route() {
   let view = (location.hash.replace(/^#/, "") || "chat").split("/")[0];
-  if (view !== "chat" && view !== "settings" && !(view in titles)) view = "chat";
+  if (!views.includes(view)) view = "chat";
   for (const a of document.querySelectorAll("#tabs a")) {
     if (a.dataset.view === view) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
-  $("view-chat").hidden = view !== "chat";
-  $("view-coming").hidden = !(view in titles);
-  $("view-settings").hidden = view !== "settings";
-  if (view in titles) $("coming-title").textContent = titles[view];
-  if (view === "settings") guard(loadDevices);
+  for (const v of views) $("view-" + v).hidden = v !== view;
+  if (view !== "memory" && view !== "starmap") memory.closeEntity();
+  document.getElementById("toast")?.replaceChildren();
+  document.body.dataset.view = view;
+  if (shows[view]) ui.guard(shows[view]);
 }
 addEventListener("hashchange", route);
 
@@ -555,6 +563,12 @@ async function boot() {
     showSignIn(err instanceof api.SignedOut ? "" : err.message);
   }
 }
+
+i18n.init();
+i18n.apply(document);
+ui.onSignedOut(showSignIn);
+starmap.onTap(memory.openEntity);
+memory.changed(() => { if (!$("view-starmap").hidden) starmap.show(); });
 
 if ("serviceWorker" in navigator && window.isSecureContext) {
   navigator.serviceWorker.register("/sw.js").catch(() => { /* the UI works without it */ });

@@ -1,8 +1,8 @@
 // sw.js: the web UI's service worker. It keeps the app shell (page, style, scripts, icons) so the
 // UI opens without the network; the shell is fetched fresh when online (network first) and the
 // API (/api, /v1) never passes through the cache.
-const CACHE = "hologram-shell-v1";
-const SHELL = ["/", "/app.css", "/app.js", "/api.js", "/md.js", "/icon.svg", "/icon.png", "/manifest.webmanifest"];
+const CACHE = "hologram-shell-v2";
+const SHELL = ["/", "/app.css", "/app.js", "/api.js", "/md.js", "/ui.js", "/i18n.js", "/theme.js", "/memory.js", "/starmap.js", "/admin.js", "/icon.svg", "/icon.png", "/manifest.webmanifest"];
 
 self.addEventListener("install", (e) => {
   e.waitUntil(caches.open(CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
