@@ -30,6 +30,9 @@ type ChatOptions struct {
 	// the view-model, ("history", [TraceHistory]) when a history is loaded and with ("error",
 	// text) when an error is shown. It may be called from any goroutine.
 	Trace func(kind string, v any)
+	// Play plays a reply spoken aloud (a WAV file) until it ends or ctx is cancelled; nil is
+	// [PlayWAV] (chat_speak.go).
+	Play func(ctx context.Context, wav string) error
 }
 
 // TraceMessage is what [ChatOptions].Trace receives for a completed message.

@@ -217,6 +217,7 @@ func (b *chatBubble) renderBranch(m ChatMessage) {
 	}
 	chatShowIf(b.edit, m.Role == ChatRoleUser && m.ID != 0)
 	chatShowIf(b.regen, m.Role == ChatRoleAssistant && m.ID != 0 && !m.Streaming)
+	chatShowIf(b.speak, m.Role == ChatRoleAssistant && !m.Streaming && m.Text != "" && b.v.vm.CanSpeak())
 	chatEnable(b.edit, !busy)
 	chatEnable(b.regen, !busy)
 	b.usage.SetText(chatUsageText(m.Usage, m.Model))

@@ -51,6 +51,7 @@ type chatView struct {
 	msgBox  *fyne.Container
 	scroll  *container.Scroll
 	bubbles []*chatBubble
+	speaker chatSpeaker // the reply read aloud (chat_speak.go)
 
 	input  *chatInput
 	chips  *fyne.Container
@@ -504,6 +505,7 @@ type chatBubble struct {
 	// reply), and a reply's token counts and speed.
 	prev, next, edit, regen *widget.Button
 	branch, usage           *widget.Label
+	speak                   *widget.Button // read a reply aloud (chat_speak.go)
 }
 
 func newChatBubble(v *chatView, index int) *chatBubble {
@@ -541,7 +543,8 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 	b.errBox = container.NewVBox(b.errWhat, b.errTodo, container.NewHBox(b.errRetry), b.errDetails)
 	b.errBox.Hide()
 	b.newBranchControls()
-	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.prev, b.branch, b.next, b.edit, b.regen, b.copy)
+	b.newSpeakButton()
+	header := container.NewHBox(b.role, b.note, layout.NewSpacer(), b.prev, b.branch, b.next, b.edit, b.regen, b.speak, b.copy)
 	b.box = container.NewStack(b.bg, container.NewPadded(container.NewVBox(header, b.atts, b.tools, b.rich, b.usage, b.errBox)))
 	return b
 }

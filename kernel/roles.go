@@ -4,6 +4,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/assistants"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/memadmin"
+	"github.com/hologramagent/hologram/kernel/speech"
 )
 
 // The kernel's roles (client.Service's parts): each is a small adapter over the Kernel, handed
@@ -37,12 +38,15 @@ type Services struct {
 	approvalRole
 	completionRole
 	*assistants.Service // client.AssistantService
+	speech.Synth        // client.Speaker: replies spoken (espeak-ng, as POST /api/v1/speech)
 }
+
+var _ client.Speaker = Services{}
 
 // Service returns all of the kernel's roles as one client.Service (and CompletionService).
 func (k *Kernel) Service() Services {
 	return Services{systemRole{k}, chatRole{k}, sessionRole{k}, providerRole{k}, pluginRole{k}, memoryRole{k, k.admin}, modelRole{k},
-		approvalRole{k}, completionRole{k}, k.asst}
+		approvalRole{k}, completionRole{k}, k.asst, speech.Synth{}}
 }
 
 // System returns the kernel's health, status and pause role.

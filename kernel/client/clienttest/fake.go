@@ -197,6 +197,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.addProvider(w, body)
 	case r.Method == http.MethodDelete && len(parts) == 2 && parts[0] == "providers":
 		f.removeProvider(w, parts[1])
+	case route == "POST /api/v1/speech":
+		speech(w, body) // speech.go
 	case route == "GET /api/v1/tools":
 		f.mu.Lock()
 		tools := append([]client.Tool(nil), f.tools...)
