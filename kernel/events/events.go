@@ -93,6 +93,10 @@ type Bus struct {
 
 	mu   sync.RWMutex
 	subs map[*Subscription]struct{}
+	// order makes each event's delivery one step: an event a subscriber publishes in answer to
+	// another (a plugin notified of a resume sends a reminder) can never reach a third
+	// subscriber before the event it answers, whatever the order the subscribers are visited in.
+	order sync.Mutex
 
 	published atomic.Uint64
 	delivered atomic.Uint64
@@ -192,8 +196,9 @@ func (b *Bus) Publish(ev Event) error {
 	ev.Payload = Scrub(ev.Payload)
 	b.published.Add(1)
 
+	slow := false
+	b.order.Lock()
 	b.mu.RLock()
-	defer b.mu.RUnlock()
 	for s := range b.subs {
 		if !s.wants(ev.Type) {
 			continue
@@ -203,10 +208,13 @@ func (b *Bus) Publish(ev Event) error {
 			b.delivered.Add(1)
 		default:
 			b.dropped.Add(1)
-			if s.dropped.Add(1) == 1 {
-				b.log.Warn("event subscriber is slow; dropping events", "event_type", ev.Type, "buffer", cap(s.ch))
-			}
+			slow = slow || s.dropped.Add(1) == 1
 		}
+	}
+	b.mu.RUnlock()
+	b.order.Unlock()
+	if slow { // logged outside the locks: a logger may publish
+		b.log.Warn("event subscriber is slow; dropping events", "event_type", ev.Type, "buffer", b.buffer)
 	}
 	return nil
 }

@@ -328,3 +328,44 @@ func TestConcurrentPublish(t *testing.T) {
 		t.Fatalf("Stats = %+v", st)
 	}
 }
+
+// TestPublishCausalOrder: an event published in answer to another (by a subscriber that got the
+// first) reaches every other subscriber after the event it answers, whatever order Publish
+// visits the subscribers in.
+func TestPublishCausalOrder(t *testing.T) {
+	const rounds, watchers = 300, 16
+	b := New(Options{Buffer: 2 * rounds})
+	answer := b.Subscribe("ask")
+	var ws []*Subscription
+	for range watchers {
+		ws = append(ws, b.Subscribe("ask", "answer"))
+	}
+	done := make(chan struct{})
+	go func() { // the answering subscriber: as fast as it can
+		defer close(done)
+		for ev := range answer.C() {
+			if err := b.Publish(Event{Type: "answer", Publisher: kernel, Payload: ev.Payload}); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	for i := range rounds {
+		if err := b.Publish(Event{Type: "ask", Publisher: kernel, Payload: map[string]any{"n": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for wi, w := range ws {
+		asked := map[any]bool{}
+		for got := 0; got < 2*rounds; got++ {
+			ev := <-w.C()
+			n := ev.Payload["n"]
+			if ev.Type == "ask" {
+				asked[n] = true
+			} else if !asked[n] {
+				t.Fatalf("watcher %d got the answer to %v before the question", wi, n)
+			}
+		}
+	}
+	answer.Close()
+	<-done
+}
