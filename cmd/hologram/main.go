@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -228,18 +229,18 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		go fyne.Do(a.ToggleQuick) // runs in the loop, after Run's Show
 	}
 	stopShortcut := globalShortcut(getenv, log, func() { fyne.Do(a.ToggleQuick) })
-	sd := &shutdowner{fn: func() {
+	shutdown := sync.OnceFunc(func() { // after the loop, or from the quit watchdog
 		stopShortcut()
 		if inst != nil {
 			inst.Close() // before a restart's exec, which would keep the socket file
 		}
 		stop()
-	}}
+	})
 	runDone := make(chan struct{})
-	go watchQuit(quitting, runDone, quitGrace, sd, log, os.Exit)
+	go watchQuit(quitting, runDone, quitGrace, shutdown, log, os.Exit)
 	a.Run()
 	close(runDone)
-	sd.shutdown()
+	shutdown()
 	if restart := a.RestartArgs(); len(restart) > 0 {
 		exe, err := os.Executable()
 		if err == nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"sync"
 	"time"
 )
 
@@ -13,20 +12,11 @@ import (
 // room for a loaded machine and still ends before a service manager's own stop timeout.
 const quitGrace = 5 * time.Second
 
-// shutdowner runs the app's shutdown (tray shortcut, instance socket, kernel) at most once: from
-// run after the UI loop returned, or from the quit watchdog when the loop stalled.
-type shutdowner struct {
-	once sync.Once
-	fn   func()
-}
-
-func (s *shutdowner) shutdown() { s.once.Do(s.fn) }
-
 // watchQuit waits for quitting (a signal asked the UI to end) and then for runDone (the UI loop
-// returned). If the loop has not returned within grace it shuts down and calls exit, so a stalled
-// toolkit cannot keep the process, its kernel and its socket alive. It returns when runDone is
-// closed or exit was called.
-func watchQuit(quitting, runDone <-chan struct{}, grace time.Duration, s *shutdowner, log *slog.Logger, exit func(int)) {
+// returned). If the loop has not returned within grace it calls shutdown (the app's, run at most
+// once: run calls it too after the loop) and exit, so a stalled toolkit cannot keep the process,
+// its kernel and its socket alive. It returns when runDone is closed or exit was called.
+func watchQuit(quitting, runDone <-chan struct{}, grace time.Duration, shutdown func(), log *slog.Logger, exit func(int)) {
 	select {
 	case <-runDone:
 		return
@@ -38,7 +28,7 @@ func watchQuit(quitting, runDone <-chan struct{}, grace time.Duration, s *shutdo
 	case <-runDone:
 	case <-t.C:
 		log.Warn("the window toolkit did not end its loop after the quit signal; stopping without it", "grace", grace)
-		s.shutdown()
+		shutdown()
 		exit(0)
 	}
 }

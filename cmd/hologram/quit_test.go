@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 )
@@ -29,9 +30,9 @@ func TestWatchQuit(t *testing.T) {
 				close(runDone)
 			}
 			shutdowns, exits := 0, []int{}
-			s := &shutdowner{fn: func() { shutdowns++ }}
-			watchQuit(quitting, runDone, tt.grace, s, slog.New(slog.NewTextHandler(io.Discard, nil)), func(code int) { exits = append(exits, code) })
-			s.shutdown() // what run does after the loop returns: never a second shutdown
+			shutdown := sync.OnceFunc(func() { shutdowns++ })
+			watchQuit(quitting, runDone, tt.grace, shutdown, slog.New(slog.NewTextHandler(io.Discard, nil)), func(code int) { exits = append(exits, code) })
+			shutdown() // what run does after the loop returns: never a second shutdown
 			if shutdowns != 1 {
 				t.Errorf("shutdown ran %d times, want once", shutdowns)
 			}
