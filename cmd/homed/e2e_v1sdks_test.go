@@ -89,16 +89,20 @@ func TestV1WithTheAISDKAndLangChain(t *testing.T) {
 		m, _ := u.(map[string]any)
 		return m["prompt_tokens"] == float64(10) && m["completion_tokens"] == float64(5) && m["total_tokens"] == float64(15)
 	}
+	// The streamed reply and the tool round trip go to homed itself: the header log is for the
+	// retries below, and a stream relayed through the test's proxy was cut now and then on a
+	// loaded machine (the SDK saw undici's "terminated" after the proxy logged "use of closed
+	// network connection" on its own upstream read; 1 in 8 under 3 busy loops, 0 in 12 direct).
 	for _, sdk := range []string{"ai", "lc"} {
 		t.Run(sdk, func(t *testing.T) {
 			text := "tell me a story, " + sdk
-			r := sdkJS(t, proxy, token, sdk+"-stream", map[string]any{"text": text})
+			r := sdkJS(t, base, token, sdk+"-stream", map[string]any{"text": text})
 			if r["reply"] != "PONG "+text || !usageOK(r["usage"]) {
 				t.Fatalf("streamed: %v", r)
 			}
 			fake.Script(llmtest.Reply{ToolCalls: []llm.ToolCall{{Name: "get_weather", Arguments: `{"city":"Porto"}`}}})
 			result := "sunny, 21 C in Porto (" + sdk + ")"
-			r = sdkJS(t, proxy, token, sdk+"-tools", map[string]any{"text": "the weather in Porto? " + sdk, "result": result})
+			r = sdkJS(t, base, token, sdk+"-tools", map[string]any{"text": "the weather in Porto? " + sdk, "result": result})
 			if fmt.Sprint(r["calls"]) != "[get_weather]" || !strings.Contains(fmt.Sprint(r["args"]), "Porto") ||
 				!strings.Contains(fmt.Sprint(r["reply"]), result) {
 				t.Fatalf("client tool round trip: %v", r)

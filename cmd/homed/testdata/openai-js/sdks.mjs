@@ -70,5 +70,8 @@ try {
   }
 } catch (e) {
   const status = e.status ?? e.statusCode ?? e.lastError?.statusCode ?? e.cause?.status ?? 0;
-  out({ status, error: String(e.message || e) });
+  // The cause says why a 200 could not be processed (a cut stream, a chunk the SDK's schema
+  // refuses): the error alone does not.
+  const cause = e.cause ? String(e.cause.message || e.cause) : undefined;
+  out({ status, error: String(e.message || e), cause, body: e.responseBody });
 }
