@@ -576,3 +576,22 @@ func (s *Store) ListSettings(ctx context.Context, prefix string) (map[string]str
 }
 
 var _ memory.Store = (*Store)(nil)
+
+// RecentContents returns the contents of the newest limit events of any session, newest first
+// (a cheap look at what the owner writes lately, e.g. which language assets to load at start).
+func (s *Store) RecentContents(ctx context.Context, limit int) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT content FROM events ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent contents: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf("recent contents: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

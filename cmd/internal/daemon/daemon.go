@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/a2a"
@@ -376,13 +377,56 @@ func NewMemoryAssets(cfg config.Config, log *slog.Logger) MemoryAssets {
 	return MemoryAssets{Tok: tok, Lex: lex}
 }
 
-// facilities: both load in the background after start, so that the first turn finds them
-// loaded rather than load them (it waited 5.1 s for WordNet on a busy machine) — the lexicon
-// (≈ 0.3 s alone, 1–5 s on a busy machine, ≈ 70 MB) and jieba (≈ 1 s, ≈ 130 MB). A text that
-// needs one while it still loads waits for the rest of the load: the index and the graph never
-// depend on when a text came.
-func (m MemoryAssets) facilities() []kernel.Facility {
-	return []kernel.Facility{{Name: "lexicon", Load: m.Lex.Load, Loaded: m.Lex.Loaded}, {Name: "jieba", Load: m.Tok.Load, Loaded: m.Tok.Loaded}}
+// facilities: the lexicon (≈ 0.3 s alone, 1–5 s on a busy machine) loads in the background
+// after start, so that the first turn finds it loaded rather than load it (it waited 5.1 s for
+// WordNet on a busy machine). jieba (≈ 1 s, ≈ 110 MB of C++ dictionaries) loads after start only
+// where Chinese is expected (see [expectChinese]); elsewhere it stays lazy and loads with the
+// first Han text, which waits for it, so an installation that never sees Chinese never holds it.
+// A text that needs one while it still loads waits for the rest of the load: the index and the
+// graph never depend on when a text came.
+func (m MemoryAssets) facilities(chinese bool) []kernel.Facility {
+	lex := kernel.Facility{Name: "lexicon", Loaded: m.Lex.Loaded, Load: func(ctx context.Context) error {
+		err := m.Lex.Load(ctx)
+		// Parsing the database peaks at ≈ 70 MB of heap for ≈ 15 MB kept; the runtime would
+		// hold the freed pages for minutes, so an idle kernel gives them back now.
+		debug.FreeOSMemory()
+		return err
+	}}
+	jieba := kernel.Facility{Name: "jieba", Loaded: m.Tok.Loaded}
+	if chinese {
+		jieba.Load = m.Tok.Load
+	}
+	return []kernel.Facility{lex, jieba}
+}
+
+// recentForLanguage is how many of the newest events [expectChinese] reads.
+const recentForLanguage = 200
+
+// expectChinese reports whether Chinese text is likely soon: a Chinese locale (LC_ALL, else
+// LC_MESSAGES, else LANG, as the UI picks its language), or Han text among the store's newest
+// events.
+func expectChinese(ctx context.Context, store *sqlite.Store, getenv func(string) string) bool {
+	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v := getenv(k); v != "" {
+			if strings.HasPrefix(strings.ToLower(v), "zh") {
+				return true
+			}
+			break
+		}
+	}
+	if store == nil {
+		return false
+	}
+	texts, err := store.RecentContents(ctx, recentForLanguage)
+	if err != nil {
+		return false
+	}
+	for _, t := range texts {
+		if strings.ContainsFunc(t, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // tags are jieba's parts of speech as the fact extraction reads them (nil when jieba cannot
@@ -447,7 +491,7 @@ func storeHelp(err error, path, backups string) string {
 // NewKernel builds the kernel on an open store.
 func NewKernel(cfg config.Config, log *slog.Logger, mem MemoryAssets, store *sqlite.Store, sealer kernel.Sealer, newProv kernel.ProviderFactory) (*kernel.Kernel, error) {
 	return kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
-		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(), Embedding: mem.Embedding, OCR: mem.OCR,
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(expectChinese(context.Background(), store, os.Getenv)), Embedding: mem.Embedding, OCR: mem.OCR,
 		Lexicon: mem.Lex, Tag: mem.tags})
 }
 
