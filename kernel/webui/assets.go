@@ -83,8 +83,9 @@ func compressible(ctype string) bool {
 	return strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "json") || strings.Contains(ctype, "svg")
 }
 
-// pageCSP is the page's Content-Security-Policy: its own scripts, styles and API only.
-const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
+// pageCSP is the page's Content-Security-Policy: its own scripts, styles and API only (media
+// from blob: URLs: a reply read aloud is fetched, then played).
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src blob:; connect-src 'self'; " +
 	"manifest-src 'self'; worker-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // serveAsset answers GET / and the assets. Every answer is revalidated (no-cache + ETag: an

@@ -237,6 +237,7 @@ function showMessages(msgs, prepend) {
       if (m.content) {
         const b = bubble("assistant");
         b.innerHTML = render(m.content);
+        addSpeak(b);
         frag.append(b);
       }
     } else if (m.role === "tool") {
@@ -246,6 +247,63 @@ function showMessages(msgs, prepend) {
   }
   if (prepend) $("message-list").prepend(frag);
   else $("message-list").append(frag);
+}
+
+// ---- reading replies aloud ----------------------------------------------------------------
+
+// addSpeak gives a finished reply its speaker button: the kernel speaks the text as shown (the
+// Markdown rendered, so no markup is read out), POST /api/v1/speech, and the browser plays it.
+function addSpeak(b) {
+  const text = b.textContent.trim();
+  if (!text || b.querySelector("button.speak")) return;
+  const btn = el("button", "speak");
+  btn.type = "button";
+  btn.innerHTML = SPEAKER;
+  btn.title = i18n.t("Read aloud");
+  btn.setAttribute("aria-label", btn.title);
+  btn.onclick = () => speak(btn, text);
+  b.append(btn);
+}
+
+const SPEAKER = '<svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true"><path d="M4 9h4l5-4v14l-5-4H4z" fill="currentColor"/>' +
+  '<path d="M16 9a4 4 0 0 1 0 6M18.5 6.5a7.5 7.5 0 0 1 0 11" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>';
+
+let playing = null; // {audio, url, btn}: the reply being read
+
+function stopSpeaking() {
+  if (!playing) return;
+  const { audio, url, btn } = playing;
+  playing = null;
+  audio.pause();
+  URL.revokeObjectURL(url);
+  btn.classList.remove("playing");
+  btn.title = i18n.t("Read aloud");
+  btn.setAttribute("aria-label", btn.title);
+}
+
+// speak reads text aloud; a second press (or another reply's button) stops it.
+async function speak(btn, text) {
+  const again = playing?.btn === btn;
+  stopSpeaking();
+  if (again) return;
+  btn.disabled = true;
+  try {
+    const res = await api.request("POST", "/api/v1/speech", { text });
+    const url = URL.createObjectURL(await res.blob());
+    const audio = new Audio(url);
+    playing = { audio, url, btn };
+    btn.classList.add("playing");
+    btn.title = i18n.t("Stop reading");
+    btn.setAttribute("aria-label", btn.title);
+    audio.onended = audio.onerror = () => { if (playing?.audio === audio) stopSpeaking(); };
+    await audio.play();
+  } catch (err) {
+    if (playing?.btn === btn) stopSpeaking();
+    if (err instanceof api.SignedOut) { showSignIn(err.message); return; }
+    notice(i18n.t("Could not read the reply aloud:") + " " + err.message);
+  } finally {
+    btn.disabled = false;
+  }
 }
 
 function scrollDown() { const box = $("messages"); box.scrollTop = box.scrollHeight; }
@@ -411,7 +469,7 @@ async function send() {
   showPending();
   localStorage.removeItem("draft:" + s.id);
   grow();
-  let reply = null, raw = "", frame = 0;
+  let reply = null, raw = "", frame = 0, done = false;
   const paint = () => { frame = 0; if (reply) { reply.innerHTML = render(raw); scrollDown(); } };
   const ensureReply = () => {
     if (!reply) { reply = bubble("assistant"); reply.classList.add("streaming"); $("message-list").append(reply); }
@@ -447,7 +505,9 @@ async function send() {
         showApproval(ev.approval);
         break;
       case "final":
-        ensureReply(); raw = ev.text || raw; paint();
+        // The last paint: a frame still asked for would paint again later, over the speaker.
+        if (frame) cancelAnimationFrame(frame);
+        ensureReply(); raw = ev.text || raw; paint(); done = true;
         break;
       case "error":
         notice(ev.text);
@@ -463,6 +523,7 @@ async function send() {
   } finally {
     if (frame) cancelAnimationFrame(frame), paint();
     if (reply) reply.classList.remove("streaming");
+    if (reply && done) addSpeak(reply); // after the last paint, which would wipe it
     state.abort = null; state.turn = null;
     busy(false);
   }

@@ -135,6 +135,29 @@ try {
   expect(out.markdown.strong === "hello" && out.markdown.code === "homed" && out.markdown.lang === "go" && !out.markdown.raw_b && out.markdown.text,
     `markdown rendered as ${JSON.stringify(out.markdown)}`);
 
+  // Read aloud: the finished reply's speaker button has the kernel speak it (espeak-ng, WAV),
+  // and the page plays what came back (the CSP lets media come from blob: URLs).
+  await page.evaluate(() => {
+    window.plays = [];
+    const play = HTMLMediaElement.prototype.play;
+    HTMLMediaElement.prototype.play = function () {
+      const p = play.call(this);
+      p.then(() => window.plays.push({ ok: true, blob: this.src.startsWith("blob:"), duration: this.duration }),
+        (e) => window.plays.push({ ok: false, err: String(e) }));
+      return p;
+    };
+  });
+  const speech = page.waitForResponse((r) => r.url().endsWith("/api/v1/speech"), { timeout: T });
+  await reply.getByRole("button", { name: "Read aloud" }).click();
+  const spoken = await speech;
+  out.speech = { status: spoken.status(), type: spoken.headers()["content-type"], voice: spoken.headers()["x-hologram-voice"] };
+  expect(spoken.status() === 200 && out.speech.type === "audio/wav", `speech answered ${JSON.stringify(out.speech)}`);
+  await page.waitForFunction(() => window.plays.length > 0, null, { timeout: T });
+  out.played = await page.evaluate(() => window.plays[0]);
+  expect(out.played.ok && out.played.blob && out.played.duration > 0, `the reply's audio did not play: ${JSON.stringify(out.played)}`);
+  await reply.getByRole("button", { name: "Stop reading" }).click(); // a second press stops it
+  await reply.getByRole("button", { name: "Read aloud" }).waitFor({ timeout: T });
+
   // An attachment: a photo through the file picker on the phone (its camera's way in), a text
   // file dropped on the chat on the desktop. It is stored with the message: after a reload the
   // history shows it, and the draft typed before the reload is back.
