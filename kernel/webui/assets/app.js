@@ -138,6 +138,7 @@ async function openSession(s) {
   $("chat-title").textContent = s.title || s.id;
   $("message-list").replaceChildren();
   $("delete-session").disabled = s.id === "main";
+  showAloud();
   $("message").value = localStorage.getItem("draft:" + s.id) || "";
   grow();
   for (const b of document.querySelectorAll("#session-list .session")) {
@@ -251,11 +252,14 @@ function showMessages(msgs, prepend) {
 
 // ---- reading replies aloud ----------------------------------------------------------------
 
+const SPEAKER = '<svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true"><path d="M4 9h4l5-4v14l-5-4H4z" fill="currentColor"/>' +
+  '<path d="M16 9a4 4 0 0 1 0 6M18.5 6.5a7.5 7.5 0 0 1 0 11" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>';
+
 // addSpeak gives a finished reply its speaker button: the kernel speaks the text as shown (the
 // Markdown rendered, so no markup is read out), POST /api/v1/speech, and the browser plays it.
 function addSpeak(b) {
   const text = b.textContent.trim();
-  if (!text || b.querySelector("button.speak")) return;
+  if (!text || b.querySelector("button.speak")) return null;
   const btn = el("button", "speak");
   btn.type = "button";
   btn.innerHTML = SPEAKER;
@@ -263,10 +267,31 @@ function addSpeak(b) {
   btn.setAttribute("aria-label", btn.title);
   btn.onclick = () => speak(btn, text);
   b.append(btn);
+  return btn;
 }
 
-const SPEAKER = '<svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true"><path d="M4 9h4l5-4v14l-5-4H4z" fill="currentColor"/>' +
-  '<path d="M16 9a4 4 0 0 1 0 6M18.5 6.5a7.5 7.5 0 0 1 0 11" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>';
+// Read replies aloud is a choice per chat, kept on this device: each reply that finishes is
+// spoken as if its speaker button were pressed.
+const aloudKey = (id) => "aloud:" + id;
+const readsAloud = (id) => localStorage.getItem(aloudKey(id)) === "1";
+
+function showAloud() {
+  const on = !!state.current && readsAloud(state.current.id);
+  const b = $("read-aloud");
+  b.setAttribute("aria-pressed", String(on));
+  b.classList.toggle("on", on);
+}
+
+$("read-aloud").innerHTML = SPEAKER;
+$("read-aloud").addEventListener("click", () => {
+  if (!state.current) return;
+  if (readsAloud(state.current.id)) {
+    localStorage.removeItem(aloudKey(state.current.id));
+    stopSpeaking();
+  } else localStorage.setItem(aloudKey(state.current.id), "1");
+  showAloud();
+});
+
 
 let playing = null; // {audio, url, btn}: the reply being read
 
@@ -523,7 +548,10 @@ async function send() {
   } finally {
     if (frame) cancelAnimationFrame(frame), paint();
     if (reply) reply.classList.remove("streaming");
-    if (reply && done) addSpeak(reply); // after the last paint, which would wipe it
+    if (reply && done) { // after the last paint, which would wipe the button
+      const btn = addSpeak(reply);
+      if (btn && readsAloud(s.id) && state.current?.id === s.id) btn.click();
+    }
     state.abort = null; state.turn = null;
     busy(false);
   }

@@ -23,7 +23,7 @@ const zh = {
   "Message": "消息", "from": "自", "until": "至", "source events": "来源事件", "tokens": "词元", "state": "状态",
   "restarts": "重启次数", "Sparse (BM25) only": "仅稀疏检索 (BM25)", "Search results": "搜索结果",
   "Forgotten.": "已遗忘。", "Saved.": "已保存。", "Merged.": "已合并。", "showing": "显示",
-  "Read aloud": "朗读", "Stop reading": "停止朗读", "Could not read the reply aloud:": "无法朗读回复：",
+  "Read aloud": "朗读", "Stop reading": "停止朗读", "Could not read the reply aloud:": "无法朗读回复：", "Read replies aloud": "朗读回复",
 };
 
 let lang = "en";

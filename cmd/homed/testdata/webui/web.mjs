@@ -158,6 +158,18 @@ try {
   await reply.getByRole("button", { name: "Stop reading" }).click(); // a second press stops it
   await reply.getByRole("button", { name: "Read aloud" }).waitFor({ timeout: T });
 
+  // Read replies aloud, for this chat: the next reply plays when it is done, without a press.
+  const aloud = page.getByRole("button", { name: "Read replies aloud" });
+  await aloud.click();
+  expect(await aloud.getAttribute("aria-pressed") === "true", "Read replies aloud did not turn on");
+  await message.fill("read this one aloud");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.waitForFunction(() => window.plays.length > 1, null, { timeout: T });
+  out.read_aloud = await page.evaluate(() => window.plays[1]);
+  expect(out.read_aloud.ok && out.read_aloud.blob, `the reply was not read aloud: ${JSON.stringify(out.read_aloud)}`);
+  await aloud.click();
+  expect(await aloud.getAttribute("aria-pressed") === "false", "Read replies aloud did not turn off");
+
   // An attachment: a photo through the file picker on the phone (its camera's way in), a text
   // file dropped on the chat on the desktop. It is stored with the message: after a reload the
   // history shows it, and the draft typed before the reload is back.
