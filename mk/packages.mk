@@ -1,7 +1,7 @@
 # Packages (issue 11; README.md "Install, upgrade, uninstall"): `make packages` writes into dist/, for amd64,
 # hologram-full, hologram-server and hologram-client as .deb, .rpm and .tar.gz, and SHA256SUMS.
 # They hold the binaries of `make build` (the Makefile's flags; no second build) and the assets
-# of jieba-dict, onnxruntime and ocr-models. packaging/mkpkg does the work; nfpm is a pinned
+# of jieba-dict, onnxruntime, ocr-models and vad-model. packaging/mkpkg does the work; nfpm is a pinned
 # tool in build/tools, not a module dependency.
 #
 #   make packages                                   all three variants
@@ -26,7 +26,7 @@ $(TOOLS_DIR)/nfpm-$(NFPM_VERSION):
 	GOBIN=$(abspath $(TOOLS_DIR))/.nfpm-$(NFPM_VERSION) CGO_ENABLED=0 $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
 	mv $(TOOLS_DIR)/.nfpm-$(NFPM_VERSION)/nfpm $@ && rmdir $(TOOLS_DIR)/.nfpm-$(NFPM_VERSION)
 
-packages: build jieba-dict onnxruntime ocr-models $(NFPM)
+packages: build jieba-dict onnxruntime ocr-models vad-model $(NFPM)
 	$(GO) run $(BUILDFLAGS) ./packaging/mkpkg -nfpm $(NFPM) -bin $(BIN) -out $(DIST) \
 	  -variants '$(subst $(space),$(comma),$(strip $(PKG_VARIANTS)))' \
 	  $(if $(PKG_VERSION),-version '$(PKG_VERSION)') $(if $(PKG_MAINTAINER),-maintainer '$(PKG_MAINTAINER)')

@@ -130,7 +130,7 @@ func expectedFiles(t *testing.T, v variant) (want map[string]string, forbidden [
 		forbidden = append(forbidden, "/usr/lib/systemd/user/")
 	}
 	if v.kernel {
-		for _, a := range []string{"jieba", "onnxruntime", "models/ocr"} {
+		for _, a := range []string{"jieba", "onnxruntime", "models/ocr", "models/vad"} {
 			dir := filepath.Join(repoRoot, "build", filepath.FromSlash(a))
 			ents, err := os.ReadDir(dir)
 			if err != nil && a == "jieba" {
@@ -551,7 +551,7 @@ func TestManPagesChangelogAndCopyright(t *testing.T) {
 					}
 				}
 			}
-			for _, a := range []string{"jieba", "onnxruntime", "models/ocr"} {
+			for _, a := range []string{"jieba", "onnxruntime", "models/ocr", "models/vad"} {
 				_, err := os.Stat(filepath.Join(root, "usr/lib/hologram", a))
 				if has := strings.Contains(copyright, "\nFiles: usr/lib/hologram/"+a+"/*\n"); has != (err == nil) {
 					t.Errorf("copyright paragraph for %s: %v, installed: %v", a, has, err == nil)

@@ -577,10 +577,11 @@ func (s *Store) ListSettings(ctx context.Context, prefix string) (map[string]str
 
 var _ memory.Store = (*Store)(nil)
 
-// RecentContents returns the contents of the newest limit events of any session, newest first
-// (a cheap look at what the owner writes lately, e.g. which language assets to load at start).
+// RecentContents returns the first 2,000 characters of the contents of the newest limit events of
+// any session, newest first (a cheap look at what the owner writes lately, e.g. which language
+// assets to load at start; a pasted document costs no more than a line).
 func (s *Store) RecentContents(ctx context.Context, limit int) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT content FROM events ORDER BY id DESC LIMIT ?`, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT substr(content, 1, 2000) FROM events ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent contents: %w", err)
 	}

@@ -225,6 +225,7 @@ var assetDirs = []struct {
 	{"jieba", "jieba-dict", true},
 	{"onnxruntime", "onnxruntime", false},
 	{"models/ocr", "ocr-models", false},
+	{"models/vad", "vad-model", false},
 }
 
 // addTree adds every regular file under dir as dst/<relative path>, executables 0755 (and

@@ -476,7 +476,7 @@ func (p *pkg) assetParagraphs(mods map[string]*goModule) ([]licensePara, error) 
 		}
 		paras = append(paras, para)
 	}
-	for _, dir := range []string{"onnxruntime", "models/ocr"} {
+	for _, dir := range []string{"onnxruntime", "models/ocr", "models/vad"} {
 		if !has(dir) {
 			continue
 		}

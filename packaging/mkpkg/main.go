@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type options struct {
 	Root       string   // the repository: git history, LICENSE, packaging/, gui/assets/
 	Bin        string   // homed, waiter, hologram, hologram-client, plugins/<name>/
-	Assets     string   // jieba/, onnxruntime/, models/ocr/ (make jieba-dict, onnxruntime, ocr-models)
+	Assets     string   // jieba/, onnxruntime/, models/ocr/, models/vad/ (make jieba-dict, onnxruntime, ocr-models, vad-model)
 	Out        string   // the packages and SHA256SUMS
 	Work       string   // generated files and nfpm configs, replaced on each run
 	NFPM       string   // the nfpm binary
@@ -76,7 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var variants, formats string
 	fs.StringVar(&o.Root, "root", ".", "repository `dir`")
 	fs.StringVar(&o.Bin, "bin", "bin", "binaries `dir` (make build)")
-	fs.StringVar(&o.Assets, "assets", "build", "assets `dir` (jieba/, onnxruntime/, models/ocr/)")
+	fs.StringVar(&o.Assets, "assets", "build", "assets `dir` (jieba/, onnxruntime/, models/ocr/, models/vad/)")
 	fs.StringVar(&o.Out, "out", "dist", "output `dir`")
 	fs.StringVar(&o.Work, "work", "build/pkg", "work `dir` for generated files")
 	fs.StringVar(&o.NFPM, "nfpm", "", "nfpm `binary` (required)")
