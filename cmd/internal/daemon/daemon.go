@@ -406,13 +406,8 @@ const recentForLanguage = 200
 // LC_MESSAGES, else LANG, as the UI picks its language), or Han text among the store's newest
 // events.
 func expectChinese(ctx context.Context, store *sqlite.Store, getenv func(string) string) bool {
-	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
-		if v := getenv(k); v != "" {
-			if strings.HasPrefix(strings.ToLower(v), "zh") {
-				return true
-			}
-			break
-		}
+	if config.LocaleLanguage(getenv) == "zh" {
+		return true
 	}
 	if store == nil {
 		return false

@@ -263,8 +263,7 @@ function addSpeak(b) {
   const btn = el("button", "speak");
   btn.type = "button";
   btn.innerHTML = SPEAKER;
-  btn.title = i18n.t("Read aloud");
-  btn.setAttribute("aria-label", btn.title);
+  label(btn, "Read aloud");
   btn.onclick = () => speak(btn, text);
   b.append(btn);
   return btn;
@@ -292,7 +291,6 @@ $("read-aloud").addEventListener("click", () => {
   showAloud();
 });
 
-
 let playing = null; // {audio, url, btn}: the reply being read
 
 function stopSpeaking() {
@@ -302,8 +300,13 @@ function stopSpeaking() {
   audio.pause();
   URL.revokeObjectURL(url);
   btn.classList.remove("playing");
-  btn.title = i18n.t("Read aloud");
-  btn.setAttribute("aria-label", btn.title);
+  label(btn, "Read aloud");
+}
+
+// label names an icon button (its tooltip and its accessible name).
+function label(b, text) {
+  b.title = i18n.t(text);
+  b.setAttribute("aria-label", b.title);
 }
 
 // speak reads text aloud; a second press (or another reply's button) stops it.
@@ -318,8 +321,7 @@ async function speak(btn, text) {
     const audio = new Audio(url);
     playing = { audio, url, btn };
     btn.classList.add("playing");
-    btn.title = i18n.t("Stop reading");
-    btn.setAttribute("aria-label", btn.title);
+    label(btn, "Stop reading");
     audio.onended = audio.onerror = () => { if (playing?.audio === audio) stopSpeaking(); };
     await audio.play();
   } catch (err) {
@@ -495,7 +497,13 @@ async function send() {
   localStorage.removeItem("draft:" + s.id);
   grow();
   let reply = null, raw = "", frame = 0, done = false;
-  const paint = () => { frame = 0; if (reply) { reply.innerHTML = render(raw); scrollDown(); } };
+  // paint draws the reply now; a frame still asked for is cancelled, so that it cannot paint
+  // again later (over the speaker button a finished reply gets).
+  const paint = () => {
+    if (frame) cancelAnimationFrame(frame);
+    frame = 0;
+    if (reply) { reply.innerHTML = render(raw); scrollDown(); }
+  };
   const ensureReply = () => {
     if (!reply) { reply = bubble("assistant"); reply.classList.add("streaming"); $("message-list").append(reply); }
     return reply;
@@ -530,8 +538,6 @@ async function send() {
         showApproval(ev.approval);
         break;
       case "final":
-        // The last paint: a frame still asked for would paint again later, over the speaker.
-        if (frame) cancelAnimationFrame(frame);
         ensureReply(); raw = ev.text || raw; paint(); done = true;
         break;
       case "error":
@@ -546,7 +552,7 @@ async function send() {
       $("message-list").append(n);
     } else notice(err.message);
   } finally {
-    if (frame) cancelAnimationFrame(frame), paint();
+    if (frame) paint();
     if (reply) reply.classList.remove("streaming");
     if (reply && done) { // after the last paint, which would wipe the button
       const btn = addSpeak(reply);
