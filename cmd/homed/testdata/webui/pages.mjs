@@ -50,7 +50,11 @@ try {
     const ctx = await browser.newContext({ ...device, colorScheme: "dark", serviceWorkers: "block" });
     const page = await ctx.newPage();
     page.on("pageerror", (e) => { throw new Error(`${size}: page error: ${e.message}`); });
-    page.on("dialog", (d) => d.accept());
+    const seen = { dialogs: [], forget: [] }; // what a failed Forget step reports
+    page.on("dialog", (d) => { seen.dialogs.push(d.message()); d.accept(); });
+    page.on("request", (r) => { if (r.url().includes("/memory/forget")) seen.forget.push(`${r.method()} sent`); });
+    page.on("response", (r) => { if (r.url().includes("/memory/forget")) seen.forget.push(`answered ${r.status()}`); });
+    page.on("requestfailed", (r) => { if (r.url().includes("/memory/forget")) seen.forget.push(`failed ${r.failure()?.errorText}`); });
     await page.goto(base + "/#token=" + encodeURIComponent(token));
     await page.getByRole("textbox", { name: "Message" }).waitFor({ timeout: T });
 
@@ -97,8 +101,14 @@ try {
     // Forgetting writes to the store, whose writer background work (the earlier turns' facts)
     // may hold for a while on a loaded machine — CI once saw no "Forgotten." within 20 s — so it
     // gets longer than a page step, and an error the page shows instead is the failure's message.
-    await page.waitForFunction((n) => document.querySelector("#mem-hits .item")?.textContent.includes("Forgotten.") ||
-      document.querySelectorAll("#toast .error").length > n, errorsBefore, { timeout: 3 * T });
+    try {
+      await page.waitForFunction((n) => document.querySelector("#mem-hits .item")?.textContent.includes("Forgotten.") ||
+        document.querySelectorAll("#toast .error").length > n, errorsBefore, { timeout: 3 * T });
+    } catch (err) {
+      const first = await page.locator("#mem-hits .item").first().textContent().catch(() => "?");
+      throw new Error(`${size}: no "Forgotten." in ${3 * T / 1000} s: dialogs ${JSON.stringify(seen.dialogs)}, forget requests ` +
+        `${JSON.stringify(seen.forget)}, the first hit now: ${first.slice(0, 200)} (${err.message})`);
+    }
     const forgetError = await page.evaluate((n) => [...document.querySelectorAll("#toast .error")].slice(n).map((e) => e.textContent).join("; "), errorsBefore);
     expect(!forgetError, `Forget failed: ${forgetError}`);
 
