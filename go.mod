@@ -22,6 +22,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require gonum.org/v1/gonum v0.17.0 // indirect
+
 require (
 	fyne.io/systray v1.11.1-0.20250603113521-ca66a66d8b58 // indirect
 	github.com/a2aproject/a2a-go/v2 v2.3.1
@@ -63,7 +65,7 @@ require (
 	github.com/srwiley/rasterx v0.0.0-20220730225603-2ab79fcdd4ef // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/yuin/goldmark v1.7.8
-	golang.org/x/image v0.24.0
+	golang.org/x/image v0.25.0
 	golang.org/x/mod v0.37.0 // indirect
 	golang.org/x/net v0.57.0
 	golang.org/x/text v0.40.0
