@@ -332,7 +332,9 @@ func (m *Model) next(ctx context.Context, ids []int, hidden ort.Value) ([]float3
 	return slices.Clone(last[:v]), nil
 }
 
-func isHan(r rune) bool { return r >= 0x2E80 && r <= 0x9FFF || r >= 0xF900 && r <= 0xFAFF || r >= 0xFF00 && r <= 0xFFEF }
+func isHan(r rune) bool {
+	return r >= 0x2E80 && r <= 0x9FFF || r >= 0xF900 && r <= 0xFAFF || r >= 0xFF00 && r <= 0xFFEF
+}
 
 func firstRune(s string) rune {
 	for _, r := range s {
