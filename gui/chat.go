@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,8 @@ type ChatMessage struct {
 	// Usage is a finished reply's token counts and time; Model the model that answered.
 	Usage *client.Usage
 	Model string
+	// Notes are the kernel's notes on the turn (a voice message left untranscribed…).
+	Notes []string
 
 	retry *chatRetry // an error's way to try again ([ChatVM.Retry]); nil: none
 }
@@ -631,8 +634,11 @@ func (vm *ChatVM) AddAttachmentData(name, mime string, data []byte) error {
 		a.Kind, a.Text = "text", string(data)
 	case strings.HasPrefix(detected, "image/"):
 		a.Kind, a.Data = "image", data
-	case strings.HasPrefix(detected, "audio/") || detected == "application/ogg":
+	case client.AudioMIME(detected, name) != "":
 		a.Kind, a.Data = "audio", data
+		if a.MIME == detected {
+			a.MIME = client.AudioMIME(detected, name)
+		}
 	default:
 		return errors.New(Tf("Cannot attach %s: it is %s, not text, an image or audio.", name, detected))
 	}
@@ -692,16 +698,21 @@ func (vm *ChatVM) Send() error {
 	case input == "" && len(s.atts) == 0:
 		vm.mu.Unlock()
 		return ErrChatEmpty
-	case input == "":
+	}
+	shown := input
+	if input == "" {
 		names := make([]string, len(s.atts))
 		for i, a := range s.atts {
 			names[i] = a.Name
 		}
-		input = "[" + strings.Join(names, ", ") + "]"
+		shown = "[" + strings.Join(names, ", ") + "]"
+		if !slices.ContainsFunc(s.atts, func(a client.Attachment) bool { return a.Kind == "audio" }) {
+			input = shown // a voice message is sent without text: the kernel makes its transcript the message
+		}
 	}
 	req := client.ChatRequest{Session: id, Input: input, Channel: vm.opts.Channel, Attachments: s.atts}
 	draft, atts := s.draft, s.atts
-	user := ChatMessage{Role: ChatRoleUser, Text: input, Time: time.Now()}
+	user := ChatMessage{Role: ChatRoleUser, Text: shown, Time: time.Now()}
 	for _, a := range atts {
 		user.Attachments = append(user.Attachments, chatAttachmentView(a))
 	}
@@ -712,7 +723,7 @@ func (vm *ChatVM) Send() error {
 	vm.wg.Add(1)
 	vm.mu.Unlock()
 
-	vm.trace("message", TraceMessage{Role: ChatRoleUser, Text: input})
+	vm.trace("message", TraceMessage{Role: ChatRoleUser, Text: shown})
 	vm.notify(
 		ChatChange{Kind: ChatMessageAdded, Session: id, Index: t.msg - 1},
 		ChatChange{Kind: ChatMessageAdded, Session: id, Index: t.msg},
@@ -843,6 +854,8 @@ func (vm *ChatVM) apply(id string, t *chatTurn, ev client.ChatEvent) {
 			Result: ev.Tool.Result, Status: ev.Tool.Status})
 	case client.EventFinal:
 		reply.Text = ev.Text
+	case client.EventNotice:
+		reply.Notes = append(reply.Notes, ev.Text)
 	default: // reasoning is not shown; errors end the turn in runTurn
 		changed = false
 	}

@@ -692,6 +692,56 @@ func TestChatAttachmentLimits(t *testing.T) {
 	}
 }
 
+// TestChatVoiceMessage: a voice message sent alone goes without text (the kernel makes its
+// transcript the message); the kernel's note on it (here: no speech model) shows under the reply.
+func TestChatVoiceMessage(t *testing.T) {
+	test.NewTempApp(t)
+	f := clienttest.New()
+	vm := NewChatVM(chatKernel(t, f, true), ChatOptions{})
+	u := chatTestView(t, vm)
+	m4a := append([]byte("\x00\x00\x00\x1cftypM4A \x00\x00\x00\x00M4A mp42isom"), make([]byte, 64)...)
+	for _, c := range []struct {
+		name string
+		data []byte
+		mime string
+	}{
+		{"voice.ogg", append([]byte("OggS\x00\x02"), make([]byte, 64)...), "audio/ogg"},
+		{"voice.m4a", m4a, "audio/mp4"},
+	} {
+		if err := vm.AddAttachmentData(c.name, "", c.data); err != nil {
+			t.Fatal(err)
+		}
+		if a := vm.Attachments()[len(vm.Attachments())-1]; a.Kind != "audio" || a.MIME != c.mime {
+			t.Errorf("%s attached as %s %s", c.name, a.Kind, a.MIME)
+		}
+	}
+	if err := vm.AddAttachmentData("clip.mp4", "", m4a); err == nil {
+		t.Error("an .mp4 video was attached as audio")
+	}
+	if err := vm.Send(); err != nil {
+		t.Fatal(err)
+	}
+	vm.Wait()
+	u.settle()
+	var req client.ChatRequest
+	if err := json.Unmarshal([]byte(chatLastBody(t, f, "/api/v1/chat")), &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Input != "" || len(req.Attachments) != 2 {
+		t.Fatalf("sent %q with %d attachments; want no text", req.Input, len(req.Attachments))
+	}
+	if m, _ := vm.Message(0); m.Text != "[voice.ogg, voice.m4a]" {
+		t.Errorf("shown as %q", m.Text)
+	}
+	reply, _ := vm.Message(1)
+	if len(reply.Notes) != 2 || !strings.Contains(reply.Notes[0], "voice.ogg was not transcribed") {
+		t.Fatalf("notes %q", reply.Notes)
+	}
+	if note := u.v.bubbles[1].note; !note.Visible() || !strings.Contains(note.Text, "voice.m4a was not transcribed") {
+		t.Errorf("the reply's note shows %q (visible %v)", note.Text, note.Visible())
+	}
+}
+
 func TestChatQuickModeCreatesItsSession(t *testing.T) {
 	test.NewTempApp(t)
 	f := clienttest.New()

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -515,6 +516,7 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 	b.role = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	b.note = widget.NewLabel("")
 	b.note.Importance = widget.LowImportance
+	b.note.Wrapping = fyne.TextWrapWord
 	b.copy = widget.NewButtonWithIcon("", theme.ContentCopyIcon(), func() {
 		fyne.CurrentApp().Clipboard().SetContent(v.vm.CopyText(b.index))
 	})
@@ -563,14 +565,17 @@ func (b *chatBubble) render(m ChatMessage) {
 		b.bg.FillColor = theme.Color(theme.ColorNameInputBackground)
 	}
 	b.bg.Refresh()
+	notes := slices.Clone(m.Notes) // the kernel's notes on the message, then the turn's state
 	switch {
 	case m.Streaming:
-		b.note.SetText("…")
-		b.note.Show()
+		notes = append(notes, "…")
 	case m.Stopped:
-		b.note.SetText(T("Stopped"))
+		notes = append(notes, T("Stopped"))
+	}
+	if len(notes) > 0 {
+		b.note.SetText(strings.Join(notes, "\n"))
 		b.note.Show()
-	default:
+	} else {
 		b.note.SetText("")
 		b.note.Hide()
 	}

@@ -85,6 +85,7 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 		}
 	}
 	k.ocr.Blocks(ctx, tr.Blocks)
+	k.stt.Blocks(ctx, tr.Blocks)
 	res, err := k.runTurn(ctx, tr, move, emit)
 	return res, completion.UpstreamError(err)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/hologramagent/hologram/memory/engine"
 	"github.com/hologramagent/hologram/memory/graph"
 	"github.com/hologramagent/hologram/memory/ocr"
+	"github.com/hologramagent/hologram/memory/stt"
 )
 
 // Version is the product version, set at link time by the Makefile.
@@ -66,6 +67,9 @@ type ProviderSettings struct {
 // OCRDeps are the assets of the OCR of images into text (memory/ocr.Assets).
 type OCRDeps = ocr.Assets
 
+// STTDeps are the assets of the transcription of voice messages (memory/stt.Assets).
+type STTDeps = stt.Assets
+
 // Deps are the kernel's injected dependencies. Store, Sealer and NewProvider are required.
 type Deps struct {
 	Store       Store
@@ -92,6 +96,8 @@ type Deps struct {
 	Embedding EmbeddingDeps
 	// OCR reads the text of images (memory/ocr.Lazy); the zero value: images keep no text.
 	OCR OCRDeps
+	// STT transcribes voice messages (memory/stt.Lazy); the zero value: audio keeps no text.
+	STT STTDeps
 	// Lexicon and Tag are the English word classes (WordNet) and Chinese parts of speech
 	// (jieba) of the LLM-free fact extraction (nil: objects are not checked by part of speech).
 	Lexicon graph.Lexicon
@@ -117,6 +123,7 @@ type Kernel struct {
 	started time.Time
 	plugins *plugins // the plugin host and its tools (plugins.go)
 	ocr     *ocr.Lazy
+	stt     *stt.Lazy
 
 	provMu    sync.Mutex
 	providers []ProviderSettings // sorted by priority, name; keys opened
@@ -173,6 +180,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	}
 	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: events.DenyPluginTypes(isKernelEvent)})
 	k.ocr = ocr.NewLazy(deps.OCR, deps.Logger)
+	k.stt = stt.NewLazy(deps.STT, deps.Logger)
 	m, err := newEngine(k, deps)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
@@ -335,5 +343,6 @@ func (k *Kernel) Close() error {
 	defer pcancel()
 	perr := k.plugins.close(pctx)
 	k.ocr.Close()
+	k.stt.Close()
 	return errors.Join(perr, k.state.Close())
 }

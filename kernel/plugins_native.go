@@ -269,6 +269,9 @@ func (s nativeServices) ChannelInput(ctx context.Context, plugin string, in prot
 		return protocol.ChannelInputResult{}, err
 	}
 	k.ocr.Blocks(ctx, blocks)
+	if said, _ := k.stt.Blocks(ctx, blocks); text == "" && len(said) > 0 { // untranscribed: kept as audio
+		text = memadmin.VoiceInput("", said)
+	}
 	if text == "" {
 		text = "(attachment)"
 	}

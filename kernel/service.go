@@ -91,7 +91,7 @@ func (k systemRole) Status(ctx context.Context) (client.Status, error) {
 // Chat implements client.Service: one agent turn, streamed through emit.
 func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error) {
 	input := strings.TrimSpace(sanitize(req.Input))
-	if input == "" && req.Regenerate == 0 {
+	if input == "" && req.Regenerate == 0 && !memadmin.HasAudio(req.Attachments) {
 		return client.ChatResult{}, invalid("input is empty")
 	}
 	session := req.Session
@@ -118,6 +118,16 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if sess.Channel != "" {
 		channel = sess.Channel
 	}
+	blocks, err := memadmin.AttachmentBlocks(req.Attachments)
+	if err != nil {
+		return client.ChatResult{}, err
+	}
+	k.ocr.Blocks(ctx, blocks)
+	said, notes := k.stt.Blocks(ctx, blocks)
+	if req.Regenerate == 0 {
+		input = memadmin.VoiceInput(input, said)
+	}
+	emit = memadmin.WithNotices(emit, notes)
 	var again int64
 	var move func(context.Context) error
 	if req.Regenerate != 0 || req.Edit != 0 { // a new branch, made under the session's lock
@@ -125,16 +135,11 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 			return client.ChatResult{}, err
 		}
 	}
-	blocks, err := memadmin.AttachmentBlocks(req.Attachments)
-	if err != nil {
-		return client.ChatResult{}, err
-	}
 	tr := agent.TurnRequest{Session: session, Input: input, Channel: channel, Partner: sess.Partner, Scope: sess.Scope, Blocks: blocks, HideTools: req.HideTools,
 		Again: again}
 	for _, t := range req.ClientTools { // tools the client runs itself, checked by the agent (docs/api.md)
 		tr.ClientTools = append(tr.ClientTools, agent.ClientTool(t))
 	}
-	k.ocr.Blocks(ctx, blocks)
 	return k.runTurn(ctx, tr, move, emit)
 }
 

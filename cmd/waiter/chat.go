@@ -75,6 +75,8 @@ func (p *printer) event(ev client.ChatEvent) {
 		if ev.Approval != nil {
 			p.sideLine(approvalLine(ev.Approval))
 		}
+	case client.EventNotice:
+		p.sideLine("note: " + ev.Text)
 	}
 }
 

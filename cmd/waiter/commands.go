@@ -42,8 +42,8 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		}
 		input = strings.TrimSpace(string(b))
 	}
-	if input == "" {
-		return usagef("ask needs a question: waiter ask TEXT...")
+	if input == "" && !hasAudio(atts) {
+		return usagef("ask needs a question: waiter ask TEXT... (or a voice message: waiter ask --attach voice.ogg)")
 	}
 	svc, err := a.service()
 	if err != nil {
@@ -556,6 +556,15 @@ type fileList []string
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
+func hasAudio(as []client.Attachment) bool {
+	for _, a := range as {
+		if a.Kind == "audio" {
+			return true
+		}
+	}
+	return false
+}
+
 // readAttachments reads files to attach: text (valid UTF-8), images and audio, by content.
 func readAttachments(paths []string) ([]client.Attachment, error) {
 	if len(paths) > client.MaxAttachments {
@@ -584,8 +593,8 @@ func readAttachments(paths []string) ([]client.Attachment, error) {
 			a.Kind, a.Text = "text", string(b)
 		case strings.HasPrefix(mime, "image/"):
 			a.Kind, a.Data = "image", b
-		case strings.HasPrefix(mime, "audio/") || mime == "application/ogg":
-			a.Kind, a.Data = "audio", b
+		case client.AudioMIME(mime, p) != "":
+			a.Kind, a.Data, a.MIME = "audio", b, client.AudioMIME(mime, p)
 		default:
 			return nil, fmt.Errorf("attach %s: %s is not text, an image or audio", p, mime)
 		}

@@ -26,7 +26,9 @@ commands:
   chat [--session ID]                     interactive chat (the default); /quit or Ctrl-D leaves,
                                           Ctrl-C cancels the running turn
   ask [--session ID] [--attach FILE]... TEXT...
-                                          one turn; prints the final reply on stdout
+                                          one turn; prints the final reply on stdout; files are
+                                          text, images or audio (a voice message without TEXT is
+                                          transcribed: wav, ogg/opus, mp3, m4a, webm)
   status [--json]                         the kernel's state
   provider add NAME --base-url URL --model M [--proxy URL] [--priority N] [--vision yes|no|auto]
                                           the API key is read from HOLOGRAM_API_KEY or stdin
@@ -64,8 +66,9 @@ commands:
   plugin config NAME [schema | set KEY VALUE | unset KEY | add KEY VALUE | del KEY VALUE]
                                           a built-in plugin's settings (its plugin.json's schema);
                                           a change is checked, written and the plugin restarted
-  model list [--json]                     dense embedding models: size, state (active, installed,
-                                          partial download), SHA-256 and how it was checked
+  model list [--json]                     embedding and speech-to-text models: size, state (active,
+                                          installed, partial download), SHA-256 and how it was checked;
+                                          an installed speech model (whisper-base) transcribes voice messages
   model install ID [--json]               download a model (progress on a terminal; resumes)
   model import ID DIR [--json]            install a model from a directory of its files
   model use ID [--json]                   embed memory with this model (re-embeds in the background);

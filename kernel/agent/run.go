@@ -213,7 +213,7 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 		msgs = append(msgs, llm.Message{Role: "system", Content: system})
 	}
 	msgs = append(msgs, historyMessages(hist, a.opts.MaxResultBytes)...)
-	msgs = append(msgs, llm.Message{Role: "user", Content: inputPreview(t.input, a.opts.MaxResultBytes) + attachmentText(req.Blocks), Images: blockImages(req.Blocks)})
+	msgs = append(msgs, llm.Message{Role: "user", Content: inputPreview(t.input, a.opts.MaxResultBytes) + attachmentText(req.Blocks, t.input), Images: blockImages(req.Blocks)})
 	d := t.data()
 	d.Messages = msgs
 	msgs = a.runStage(ctx, StageContext, d).Messages
@@ -476,7 +476,8 @@ func serialize(emit func(Event)) func(Event) {
 const maxAttachmentRunes = 20_000
 
 // attachmentText renders a turn's attachments for the model, after the input.
-func attachmentText(bs []memory.Block) string {
+// A block whose text is the input itself (a voice message's transcript) is not repeated.
+func attachmentText(bs []memory.Block, input string) string {
 	var b strings.Builder
 	for _, bl := range bs {
 		name := bl.Name
@@ -490,6 +491,10 @@ func attachmentText(bs []memory.Block) string {
 			size := int64(len(bl.Data))
 			if size == 0 { // a stored block, read back without its data
 				size = bl.Size
+			}
+			if bl.Kind == memory.BlockAudio && bl.Text != "" && strings.TrimSpace(bl.Text) == strings.TrimSpace(input) {
+				fmt.Fprintf(&b, "\n\n[attached %s %q, %s, %d bytes: the message above is its transcript]", bl.Kind, name, bl.MIME, size)
+				continue
 			}
 			fmt.Fprintf(&b, "\n\n[attached %s %q, %s, %d bytes]", bl.Kind, name, bl.MIME, size)
 			if bl.Text != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -118,7 +119,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err.status, err.msg)
 		return
 	}
-	if strings.TrimSpace(req.Input) == "" && req.Regenerate == 0 { // a regenerate has no input
+	voice := slices.ContainsFunc(req.Attachments, func(a client.Attachment) bool { return a.Kind == "audio" })
+	if strings.TrimSpace(req.Input) == "" && req.Regenerate == 0 && !voice { // a regenerate has no input, a voice message says it
 		s.writeError(w, r, http.StatusBadRequest, "input is empty")
 		return
 	}

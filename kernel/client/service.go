@@ -330,6 +330,9 @@ const (
 	// EventApproval: a plugin serving this turn asks the owner's approval (Approval is set);
 	// answer it with [Approver.AnswerApproval]. Sent only in the owner's own turns.
 	EventApproval = "approval"
+	// EventNotice: Text is a note for the owner about the message, e.g. a voice message left
+	// untranscribed and how to get a speech model. Sent after "turn".
+	EventNotice = "notice"
 )
 
 // ChatEvent is one streamed event of a turn.

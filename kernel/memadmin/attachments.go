@@ -3,6 +3,7 @@ package memadmin
 import (
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/memory"
@@ -41,4 +42,44 @@ func AttachmentBlocks(as []client.Attachment) ([]memory.Block, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// HasAudio says whether a message carries a voice message (which may stand for its text).
+func HasAudio(as []client.Attachment) bool {
+	for _, a := range as {
+		if a.Kind == string(memory.BlockAudio) {
+			return true
+		}
+	}
+	return false
+}
+
+// VoiceInput is the text of a message: what was typed, else what its voice messages said
+// (said: their transcripts), else a mark that one could not be transcribed.
+func VoiceInput(input string, said []string) string {
+	if input != "" {
+		return input
+	}
+	if input = strings.Join(said, "\n"); input != "" {
+		return input
+	}
+	return "(a voice message that could not be transcribed)"
+}
+
+// WithNotices sends notes as notice events right after the turn's first event (its id).
+func WithNotices(emit func(client.ChatEvent), notes []string) func(client.ChatEvent) {
+	if len(notes) == 0 || emit == nil {
+		return emit
+	}
+	var once sync.Once
+	return func(ev client.ChatEvent) {
+		emit(ev)
+		if ev.Type == client.EventTurn {
+			once.Do(func() {
+				for _, n := range notes {
+					emit(client.ChatEvent{Type: client.EventNotice, TurnID: ev.TurnID, Session: ev.Session, Text: n})
+				}
+			})
+		}
+	}
 }

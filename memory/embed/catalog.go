@@ -15,6 +15,9 @@ const (
 	KindText ModelKind = "text"
 	// KindImageText models embed texts and images into one space (CLIP-like).
 	KindImageText ModelKind = "image+text"
+	// KindSpeech models transcribe speech (Whisper: memory/stt); they embed nothing and are
+	// used for voice messages once installed.
+	KindSpeech ModelKind = "speech-to-text"
 )
 
 // TokenizerKind says how a model's tokenizer file is read.
@@ -27,6 +30,8 @@ const (
 	TokenizerVocab TokenizerKind = "vocab"
 	// TokenizerSentencePiece is a SentencePiece Unigram model ([LoadSentencePiece]).
 	TokenizerSentencePiece TokenizerKind = "sentencepiece"
+	// TokenizerWhisper is Whisper's byte-level BPE tokenizer.json (memory/stt.LoadTokens).
+	TokenizerWhisper TokenizerKind = "whisper"
 )
 
 // ModelFile is one file of a model in its hub repository.
@@ -63,7 +68,9 @@ type ModelSpec struct {
 	// Vision is "").
 	Model string `json:"model"`
 	// Vision is the image tower's ONNX file when it is separate.
-	Vision        string        `json:"vision,omitempty"`
+	Vision string `json:"vision,omitempty"`
+	// Decoder is a speech model's decoder (Model is then its encoder).
+	Decoder       string        `json:"decoder,omitempty"`
 	Tokenizer     string        `json:"tokenizer"`
 	TokenizerKind TokenizerKind `json:"tokenizer_kind"`
 	// Lowercase is the vocab.txt tokenizer's do_lower_case; Fairseq numbers SentencePiece ids
@@ -141,6 +148,23 @@ func Catalog() []ModelSpec {
 			Output: "text_embeds", VisionOutput: "image_embeds",
 			Dim: 512, Pooling: PoolNone, Normalize: true, MaxTokens: 52, ImageSize: 224,
 		},
+		{
+			ID:          "whisper-base",
+			Description: "OpenAI Whisper base: speech to text in ≈ 100 languages, for voice messages (≈ 290 MB)",
+			Repo:        "onnx-community/whisper-base", Revision: "main",
+			Upstream: "openai/whisper-base", Licence: "MIT",
+			Kind: KindSpeech,
+			Files: []ModelFile{
+				{Path: "onnx/encoder_model.onnx"},
+				{Path: "onnx/decoder_model.onnx"},
+				{Path: "tokenizer.json"},
+				{Path: "config.json", Optional: true},
+				{Path: "generation_config.json", Optional: true},
+				{Path: "preprocessor_config.json", Optional: true},
+			},
+			Model: "onnx/encoder_model.onnx", Decoder: "onnx/decoder_model.onnx",
+			Tokenizer: "tokenizer.json", TokenizerKind: TokenizerWhisper,
+		},
 	}
 }
 
@@ -165,7 +189,7 @@ func checkSpec(s ModelSpec) error {
 		}
 		paths[f.Path] = !f.Optional
 	}
-	for _, need := range []string{s.Model, s.Tokenizer, s.Vision} {
+	for _, need := range []string{s.Model, s.Tokenizer, s.Vision, s.Decoder} {
 		if need == "" {
 			continue
 		}
@@ -175,6 +199,15 @@ func checkSpec(s ModelSpec) error {
 	}
 	if s.Model == "" || s.Tokenizer == "" {
 		return bad("no model or tokenizer file")
+	}
+	if s.Kind == KindSpeech { // an encoder, a decoder and Whisper's tokenizer; no embedding settings
+		if s.Decoder == "" || s.TokenizerKind != TokenizerWhisper {
+			return bad("a speech model needs a decoder and the whisper tokenizer")
+		}
+		return nil
+	}
+	if s.Decoder != "" || s.TokenizerKind == TokenizerWhisper {
+		return bad("only speech models have a decoder or the whisper tokenizer")
 	}
 	switch s.TokenizerKind {
 	case TokenizerWordPiece, TokenizerVocab, TokenizerSentencePiece:

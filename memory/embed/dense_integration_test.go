@@ -121,7 +121,7 @@ func writeBGETokenizer(t testing.TB, path string) {
 
 // testModels are the generated models, laid out as their hub repositories.
 type testModels struct {
-	bge, e5, clip string // directories
+	bge, e5, clip, whisper string // directories
 }
 
 // makeTestModels generates, into dir, a bge-small-zh-shaped model (hidden 512, 1 layer), a
@@ -129,7 +129,7 @@ type testModels struct {
 // testdata/unigram) and the CLIP-like two-tower model, each with its tokenizer and a config.
 func makeTestModels(t testing.TB, dir string) testModels {
 	t.Helper()
-	m := testModels{bge: filepath.Join(dir, "bge"), e5: filepath.Join(dir, "e5"), clip: filepath.Join(dir, "clip")}
+	m := testModels{bge: filepath.Join(dir, "bge"), e5: filepath.Join(dir, "e5"), clip: filepath.Join(dir, "clip"), whisper: filepath.Join(dir, "whisper")}
 	mkdirs(t, m.bge+"/onnx", m.e5+"/onnx", m.clip+"/onnx")
 	genModel(t, "bert", "--out", m.bge+"/onnx/model.onnx", "--vocab", strconv.Itoa(bgeVocab), "--hidden", "512",
 		"--layers", "1", "--heads", "8", "--intermediate", "512", "--seed", "1")
@@ -148,6 +148,14 @@ func makeTestModels(t testing.TB, dir string) testModels {
 		t.Fatal(err)
 	}
 	genModel(t, "clip", "--out", m.clip+"/onnx/model.onnx", "--tokenizer", m.clip+"/tokenizer.json")
+	// The Whisper-shaped model of memory/stt's tests (an encoder, a decoder, its tokenizer).
+	gen, err := filepath.Abs(filepath.Join("..", "stt", "testdata", "gen.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(onnxPython, gen, "whisper", "--dir", m.whisper).CombinedOutput(); err != nil {
+		t.Fatalf("stt gen.py whisper: %v\n%s", err, out)
+	}
 	for _, p := range []string{m.bge + "/config.json", m.e5 + "/onnx/config.json", m.clip + "/config.json", m.clip + "/preprocessor_config.json"} {
 		if err := os.WriteFile(p, []byte(`{"generated_for":"tests"}`+"\n"), 0o644); err != nil {
 			t.Fatal(err)

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	ort "github.com/yalue/onnxruntime_go"
 )
 
 // InstalledFile is a file of an installed model.
@@ -85,6 +87,15 @@ type ManagerOptions struct {
 	Now func() time.Time
 	// Logger receives download and validation events; nil discards.
 	Logger *slog.Logger
+	// CheckSpeech validates an install or import of a speech model (memory/stt opens it); nil
+	// checks only that ONNX Runtime reads both networks.
+	CheckSpeech func(SpeechFiles) error
+}
+
+// SpeechFiles are the paths of an installed speech model's files.
+type SpeechFiles struct {
+	ID                          string
+	Encoder, Decoder, Tokenizer string
 }
 
 // Manager lists, installs (downloads with resume, progress and checksum verification),
@@ -108,6 +119,7 @@ type Manager struct {
 	sleep    func(context.Context, time.Duration) error
 	now      func() time.Time
 	log      *slog.Logger
+	speech   func(SpeechFiles) error
 
 	locks    sync.Map   // model id → *sync.Mutex
 	recordMu sync.Mutex // guards recorded-sha256.json
@@ -130,7 +142,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		return nil, errors.New("embed: model manager: no hub base URL")
 	}
 	m := &Manager{dir: opts.Dir, rt: opts.Runtime, client: opts.Client, attempts: opts.Attempts,
-		sleep: opts.Sleep, now: opts.Now, log: opts.Logger}
+		sleep: opts.Sleep, now: opts.Now, log: opts.Logger, speech: opts.CheckSpeech}
 	for _, h := range hubs {
 		u, err := url.Parse(h)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
@@ -401,6 +413,9 @@ func (m *Manager) Open(id string) (Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.Kind == KindSpeech {
+		return nil, fmt.Errorf("embed: %s is a speech-to-text model: it embeds nothing; voice messages use it once it is installed", id)
+	}
 	files := make([]InstalledFile, len(mf.Files))
 	copy(files, mf.Files)
 	e, err := m.open(spec, filepath.Join(m.modelDir(id), "files"), hashes(files))
@@ -416,9 +431,16 @@ type openedModel struct {
 	close    func() error
 }
 
-// open builds the embedder of spec from the files in dir.
+// open builds the embedder of spec from the files in dir; a speech model is checked (see
+// [ManagerOptions.CheckSpeech]) and opened as no embedder.
 func (m *Manager) open(s ModelSpec, dir string, sums map[string]string) (openedModel, error) {
 	file := func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) }
+	if s.Kind == KindSpeech {
+		if err := m.checkSpeech(speechFiles(s, dir)); err != nil {
+			return openedModel{}, fmt.Errorf("model %s: %w", s.ID, err)
+		}
+		return openedModel{close: func() error { return nil }}, nil
+	}
 	var (
 		tok TextTokenizer
 		err error
@@ -455,6 +477,47 @@ func (m *Manager) open(s ModelSpec, dir string, sums map[string]string) (openedM
 		return openedModel{}, err
 	}
 	return openedModel{embedder: e, close: e.Close}, nil
+}
+
+func speechFiles(s ModelSpec, dir string) SpeechFiles {
+	file := func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) }
+	return SpeechFiles{ID: s.ID, Encoder: file(s.Model), Decoder: file(s.Decoder), Tokenizer: file(s.Tokenizer)}
+}
+
+func (m *Manager) checkSpeech(f SpeechFiles) error {
+	if m.speech != nil {
+		return m.speech(f)
+	}
+	if err := m.rt.Load(); err != nil {
+		return err
+	}
+	for _, p := range []string{f.Encoder, f.Decoder} {
+		if _, _, err := ort.GetInputOutputInfo(p); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Base(p), err)
+		}
+	}
+	return nil
+}
+
+// Speech returns the files of the first installed speech model of the catalogue, or of id if
+// not "". [ErrNotInstalled] when there is none.
+func (m *Manager) Speech(id string) (SpeechFiles, error) {
+	for _, s := range m.catalog {
+		if s.Kind != KindSpeech || (id != "" && s.ID != id) {
+			continue
+		}
+		if _, err := m.readManifest(s.ID); err == nil {
+			return speechFiles(s, filepath.Join(m.modelDir(s.ID), "files")), nil
+		} else if !errors.Is(err, ErrNotInstalled) {
+			return SpeechFiles{}, err
+		}
+	}
+	if id != "" {
+		if _, err := m.spec(id); err != nil {
+			return SpeechFiles{}, err
+		}
+	}
+	return SpeechFiles{}, fmt.Errorf("embed: %w: no speech-to-text model is installed", ErrNotInstalled)
 }
 
 // fileSHA256 returns the hex SHA-256 of a file.

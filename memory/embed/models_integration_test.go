@@ -127,7 +127,8 @@ func (h *fakeHub) requestsFor(key string) []hubRequest {
 // paths, inputs and outputs, dims, pooling) are exercised on the test models.
 func testCatalog(t testing.TB, models testModels) []ModelSpec {
 	t.Helper()
-	dirs := map[string]string{"bge-small-zh-v1.5": models.bge, "multilingual-e5-small": models.e5, "chinese-clip-vit-base-patch16": models.clip}
+	dirs := map[string]string{"bge-small-zh-v1.5": models.bge, "multilingual-e5-small": models.e5, "chinese-clip-vit-base-patch16": models.clip,
+		"whisper-base": models.whisper}
 	cat := Catalog()
 	for i := range cat {
 		s := &cat[i]
@@ -183,6 +184,7 @@ func newManagerEnv(t *testing.T, models testModels) *managerEnv {
 	env.hub.publish(t, "Xenova/bge-small-zh-v1.5", models.bge)
 	env.hub.publish(t, "intfloat/multilingual-e5-small", models.e5)
 	env.hub.publish(t, "Xenova/chinese-clip-vit-base-patch16", models.clip)
+	env.hub.publish(t, "onnx-community/whisper-base", models.whisper)
 	return env
 }
 
@@ -218,7 +220,10 @@ func testManager(t *testing.T, rt *ORT, models testModels) {
 		env := newManagerEnv(t, models)
 		m := env.manager(t, rt, cat, nil, 0)
 		var prog progressLog
-		for _, id := range []string{"bge-small-zh-v1.5", "multilingual-e5-small", "chinese-clip-vit-base-patch16"} {
+		if _, err := m.Speech(""); !errors.Is(err, ErrNotInstalled) {
+			t.Errorf("Speech before any install: %v", err)
+		}
+		for _, id := range []string{"bge-small-zh-v1.5", "multilingual-e5-small", "chinese-clip-vit-base-patch16", "whisper-base"} {
 			info, err := m.Install(context.Background(), id, prog.report)
 			if err != nil {
 				t.Fatal(err)
@@ -282,6 +287,20 @@ func testManager(t *testing.T, rt *ORT, models testModels) {
 				t.Errorf("%s does not embed images", tc.id)
 			}
 			closeEmbedder(t, e)
+		}
+		// The speech model is installed for voice messages (memory/stt opens its files), never
+		// used as an embedder.
+		sf, err := m.Speech("")
+		if err != nil || sf.ID != "whisper-base" || filepath.Base(sf.Decoder) != "decoder_model.onnx" {
+			t.Fatalf("Speech = %+v, %v", sf, err)
+		}
+		for _, p := range []string{sf.Encoder, sf.Decoder, sf.Tokenizer} {
+			if _, err := os.Stat(p); err != nil {
+				t.Error(err)
+			}
+		}
+		if _, _, err := m.Use("whisper-base"); err == nil || !strings.Contains(err.Error(), "speech-to-text model") {
+			t.Errorf("Use of the speech model: %v", err)
 		}
 		// e5's prefixes are applied: a query is the passage embedding of "query: …" under the
 		// same model with the passage prefix stripped off.

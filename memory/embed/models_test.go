@@ -19,6 +19,7 @@ func TestCatalog(t *testing.T) {
 		"bge-small-zh-v1.5":             {512, PoolCLS, KindText, "为这个句子生成表示以用于检索相关文章："},
 		"multilingual-e5-small":         {384, PoolMean, KindText, "query: "},
 		"chinese-clip-vit-base-patch16": {512, PoolNone, KindImageText, ""},
+		"whisper-base":                  {0, "", KindSpeech, ""},
 	}
 	cat := Catalog()
 	if len(cat) != len(want) {
@@ -33,7 +34,7 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("unexpected model %s", s.ID)
 			continue
 		}
-		if s.Dim != w.dim || s.Pooling != w.pooling || s.Kind != w.kind || s.QueryPrefix != w.query || !s.Normalize {
+		if s.Dim != w.dim || s.Pooling != w.pooling || s.Kind != w.kind || s.QueryPrefix != w.query || s.Normalize != (s.Kind != KindSpeech) {
 			t.Errorf("%s: %+v", s.ID, s)
 		}
 		if s.Licence == "" || s.Repo == "" || s.Upstream == "" || s.Description == "" {
@@ -73,6 +74,8 @@ func TestNewManagerBadOptions(t *testing.T) {
 		{"bad pooling", ManagerOptions{Dir: "d", Catalog: bad(func(s *ModelSpec) { s.Pooling = "max" })}, `unknown pooling "max"`},
 		{"bad tokenizer kind", ManagerOptions{Dir: "d", Catalog: bad(func(s *ModelSpec) { s.TokenizerKind = "bpe" })}, `unknown tokenizer kind "bpe"`},
 		{"no dim", ManagerOptions{Dir: "d", Catalog: bad(func(s *ModelSpec) { s.Dim = 0 })}, "dim and max tokens must be positive"},
+		{"decoder on a text model", ManagerOptions{Dir: "d", Catalog: bad(func(s *ModelSpec) { s.Decoder = "tokenizer.json" })}, "only speech models have a decoder"},
+		{"speech without decoder", ManagerOptions{Dir: "d", Catalog: bad(func(s *ModelSpec) { s.Kind, s.TokenizerKind = KindSpeech, TokenizerWhisper })}, "needs a decoder"},
 		{"image model without size", ManagerOptions{Dir: "d", Catalog: bad(func(s *ModelSpec) { s.Kind = KindImageText })}, "no image size"},
 	}
 	for _, tt := range tests {

@@ -106,6 +106,7 @@ func Start(ctx context.Context, name string, cfg config.Config, env func(string)
 		return nil, err
 	}
 	d.mem.OCR = NewOCR(env, d.mem.Embedding.Runtime, log)
+	d.mem.STT = NewSTT(env, d.mem.Embedding, log)
 	// The store opens before the key file: a missing key file is only made anew when the store
 	// holds no secret the old key sealed (loadKeys).
 	if d.Store, err = OpenStore(ctx, cfg, log, d.mem); err != nil {
@@ -366,6 +367,8 @@ type MemoryAssets struct {
 	Embedding kernel.EmbeddingDeps
 	// OCR reads images' text (embedding.go); the zero value: images keep no text.
 	OCR kernel.OCRDeps
+	// STT transcribes voice messages (embedding.go); the zero value: audio keeps no text.
+	STT kernel.STTDeps
 }
 
 // NewMemoryAssets prepares the assets (nothing loads yet).
@@ -486,7 +489,7 @@ func storeHelp(err error, path, backups string) string {
 // NewKernel builds the kernel on an open store.
 func NewKernel(cfg config.Config, log *slog.Logger, mem MemoryAssets, store *sqlite.Store, sealer kernel.Sealer, newProv kernel.ProviderFactory) (*kernel.Kernel, error) {
 	return kernel.New(cfg, kernel.Deps{Store: store, Sealer: sealer, NewProvider: newProv, Logger: log,
-		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(expectChinese(context.Background(), store, os.Getenv)), Embedding: mem.Embedding, OCR: mem.OCR,
+		Tokens: mem.Tok.Tokens, Facilities: mem.facilities(expectChinese(context.Background(), store, os.Getenv)), Embedding: mem.Embedding, OCR: mem.OCR, STT: mem.STT,
 		Lexicon: mem.Lex, Tag: mem.tags})
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/hologramagent/hologram/kernel/config"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/ocr"
+	"github.com/hologramagent/hologram/memory/stt"
+	"github.com/hologramagent/hologram/memory/vad"
 )
 
 // NewOCR finds the OCR models ($HOLOGRAM_OCR_MODELS, /usr/lib/hologram/models/ocr, next to the
@@ -22,6 +24,19 @@ func NewOCR(env func(string) string, rt *embed.ORT, log *slog.Logger) kernel.OCR
 		log.Info("OCR of images unavailable: images are kept without their text", "err", err)
 	}
 	return kernel.OCRDeps{Runtime: rt, ModelsDir: dir, ModelsErr: err}
+}
+
+// NewSTT finds the voice activity model for the kernel's transcription of voice messages, which
+// uses the model manager's installed speech model (`waiter models install whisper-base`) with
+// rt. Without a speech model, runtime or ffmpeg voice messages are kept as audio, and each
+// turn says so.
+func NewSTT(env func(string) string, emb kernel.EmbeddingDeps, log *slog.Logger) kernel.STTDeps {
+	exe, _ := os.Executable()
+	dir, err := vad.ResolveModelDir("", env, exe)
+	if err != nil {
+		log.Info("voice activity model unavailable: voice messages are transcribed whole", "err", err)
+	}
+	return kernel.STTDeps{Runtime: emb.Runtime, Models: emb.Models, VADDir: dir, VADErr: err}
 }
 
 // NewEmbedding resolves ONNX Runtime ([embedding] onnxruntime, else $HOLOGRAM_ONNXRUNTIME, else
@@ -45,10 +60,19 @@ func NewEmbedding(cfg config.Config, env func(string) string, log *slog.Logger) 
 		hubs = cfg.Embedding.Hubs
 	}
 	m, err := embed.NewManager(embed.ManagerOptions{Dir: cfg.Embedding.ModelsDirOr(cfg.DataDir), Hubs: hubs,
-		Runtime: deps.Runtime, Logger: log.With("component", "models")})
+		Runtime: deps.Runtime, Logger: log.With("component", "models"), CheckSpeech: checkSpeech(deps.Runtime)})
 	if err != nil {
 		return kernel.EmbeddingDeps{}, fmt.Errorf("dense models: %w", err)
 	}
 	deps.Models = m
 	return deps, nil
+}
+
+// checkSpeech validates installs of speech models by opening them (nil without a runtime:
+// installs then fail on the runtime first).
+func checkSpeech(rt *embed.ORT) func(embed.SpeechFiles) error {
+	if rt == nil {
+		return nil
+	}
+	return stt.CheckFiles(rt)
 }

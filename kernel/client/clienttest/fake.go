@@ -237,9 +237,18 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 	if req.Session == "" {
 		req.Session = "main"
 	}
-	if strings.TrimSpace(req.Input) == "" {
+	var voice []string // voice messages: the fake, like a kernel without a speech model, keeps them untranscribed
+	for _, a := range req.Attachments {
+		if a.Kind == "audio" {
+			voice = append(voice, a.Name)
+		}
+	}
+	if strings.TrimSpace(req.Input) == "" && len(voice) == 0 {
 		WriteError(w, http.StatusBadRequest, "empty input")
 		return
+	}
+	if strings.TrimSpace(req.Input) == "" {
+		req.Input = "(a voice message that could not be transcribed)"
 	}
 	if f.refusePaused(w, req.Session) {
 		return
@@ -276,6 +285,10 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 	}
 	send(client.ChatEvent{Type: client.EventTurn, TurnID: turnID, Session: req.Session})
+	for _, name := range voice {
+		send(client.ChatEvent{Type: client.EventNotice, TurnID: turnID, Session: req.Session,
+			Text: name + " was not transcribed: no speech-to-text model is installed. It is kept as audio."})
+	}
 	run := f.Chat
 	if run == nil {
 		run = f.defaultTurn

@@ -463,6 +463,50 @@ $("chat").addEventListener("drop", (e) => {
   if (e.dataTransfer?.files.length) { e.preventDefault(); addFiles(e.dataTransfer.files); }
 });
 
+// ---- voice messages ------------------------------------------------------------------------
+// The microphone button records with MediaRecorder (Opus in WebM where the browser has it); a
+// second press stops and sends the recording as an audio attachment: without typed text the
+// kernel makes its transcript the message (and says so when it has no speech model).
+
+let recorder = null;
+
+async function toggleRecording() {
+  if (recorder) { recorder.stop(); return; }
+  let stream;
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+  } catch (err) {
+    notice("The microphone is not available: " + err.message);
+    return;
+  }
+  const chunks = [];
+  const type = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/mp4"].find((t) => MediaRecorder.isTypeSupported(t));
+  const rec = new MediaRecorder(stream, type ? { mimeType: type } : {});
+  rec.ondataavailable = (e) => { if (e.data.size) chunks.push(e.data); };
+  rec.onstop = () => {
+    stream.getTracks().forEach((t) => t.stop());
+    recorder = null;
+    $("mic").classList.remove("recording");
+    $("mic").setAttribute("aria-pressed", "false");
+    const mime = (rec.mimeType || "audio/webm").split(";")[0];
+    const blob = new Blob(chunks, { type: mime });
+    if (!blob.size) { notice("Nothing was recorded."); return; }
+    const ext = mime.includes("ogg") ? "ogg" : mime.includes("mp4") ? "m4a" : "webm";
+    const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, "-");
+    addFiles([new File([blob], `voice-${stamp}.${ext}`, { type: mime })]);
+    if (!$("message").value.trim()) send();
+  };
+  rec.start();
+  recorder = rec;
+  $("mic").classList.add("recording");
+  $("mic").setAttribute("aria-pressed", "true");
+}
+
+if (navigator.mediaDevices?.getUserMedia && window.MediaRecorder) {
+  $("mic").hidden = false;
+  $("mic").addEventListener("click", toggleRecording);
+}
+
 function attachmentChips(names) {
   const row = el("div", "sent-attachments");
   for (const n of names) row.append(el("span", "chip", n));
@@ -478,7 +522,8 @@ function busy(on) {
 
 async function send() {
   const text = $("message").value;
-  if (!text.trim() || state.abort) return;
+  const voice = state.pending.some((p) => p.kind === "audio"); // a voice message may go alone
+  if ((!text.trim() && !voice) || state.abort) return;
   const s = state.current;
   let attachments = [];
   try {
@@ -542,6 +587,10 @@ async function send() {
         break;
       case "error":
         notice(ev.text);
+        break;
+      case "notice": // the kernel's note on the message (a voice message left untranscribed…)
+        $("message-list").append(el("p", "note", ev.text));
+        scrollDown();
         break;
       }
     }, state.abort.signal);
