@@ -42,7 +42,7 @@ func (vm *ChatVM) Speak(ctx context.Context, i int) (path, voice string, err err
 	if err != nil {
 		return "", "", err
 	}
-	voice, err = sp.Speak(ctx, text, "", f)
+	voice, err = sp.Speak(ctx, text, "", "", f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

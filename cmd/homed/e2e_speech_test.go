@@ -40,7 +40,7 @@ func soxStat(t *testing.T, file string) (secs, rms float64) {
 // WAV that sox reads as at least half a second of audio above silence; Chinese text is spoken
 // with espeak-ng's Mandarin voice, named on stderr.
 func TestWaiterSay(t *testing.T) {
-	for _, bin := range []string{"espeak-ng", "sox"} {
+	for _, bin := range []string{"espeak-ng", "sox", "ffmpeg"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			if os.Getenv("HOLOGRAM_CI") == "1" {
 				t.Fatalf("%s is not installed (.ci/deps.sh installs it)", bin)
@@ -79,6 +79,34 @@ func TestWaiterSay(t *testing.T) {
 				t.Errorf("a second say over the file: exit %d: %s", code, errOut)
 			}
 		})
+	}
+	t.Run("ogg", func(t *testing.T) {
+		// An .ogg name asks for Ogg/Opus: the kernel encodes with ffmpeg; decoded back to WAV it
+		// is still speech.
+		out := filepath.Join(e.root, "reply.ogg")
+		if _, errOut, code := e.waiter("", nil, "say", tests[0].text, "--out", out); code != 0 {
+			t.Fatalf("waiter say: exit %d: %s", code, errOut)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 100 || string(b[:4]) != "OggS" || !strings.Contains(string(b[:200]), "OpusHead") {
+			t.Fatalf("not Ogg/Opus: % x", b[:min(len(b), 64)])
+		}
+		wav := filepath.Join(e.root, "reply-decoded.wav")
+		if out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-i", out, wav).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg cannot decode it: %v: %s", err, out)
+		}
+		secs, rms := soxStat(t, wav)
+		wavInfo, _ := os.Stat(filepath.Join(e.root, "english.wav"))
+		t.Logf("ogg: %d bytes (the WAV: %d), %.2f s, RMS %.3f", len(b), wavInfo.Size(), secs, rms)
+		if secs < 0.5 || rms <= 0.005 {
+			t.Errorf("%.2f s at RMS %.4f: want ≥ 0.5 s of non-silent audio", secs, rms)
+		}
+	})
+	if _, errOut, code := e.waiter("", nil, "say", "hello", "--out", "x.mp3", "--format", "mp3"); code != 2 || !strings.Contains(errOut, "wav or ogg") {
+		t.Errorf("say --format mp3: exit %d: %s", code, errOut)
 	}
 	if _, errOut, code := e.waiter("", nil, "say", "hello"); code != 2 || !strings.Contains(errOut, "--out") {
 		t.Errorf("say without --out: exit %d: %s", code, errOut)

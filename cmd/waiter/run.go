@@ -38,7 +38,7 @@ commands:
                                           one real request to a provider, not saved (key as for add)
   provider detect [--json]                local Ollama or llama.cpp servers the kernel can use
   tools [--json]
-  say TEXT... --out F.wav [--voice V] [--force]
+  say TEXT... --out F.wav|F.ogg [--format wav|ogg] [--voice V] [--force]
                                           the text spoken (espeak-ng on the kernel's machine); the
                                           voice used is named on stderr
   session list [--json]

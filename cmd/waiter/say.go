@@ -13,12 +13,14 @@ import (
 	"github.com/hologramagent/hologram/kernel/client"
 )
 
-// say speaks TEXT through the kernel (POST /api/v1/speech) into a WAV file and names the voice on
-// stderr. The file is written beside its destination and renamed into place when complete, with
-// its header's sizes filled in.
+// say speaks TEXT through the kernel (POST /api/v1/speech) into a WAV file (or Ogg/Opus for a
+// name ending .ogg or .opus, or --format) and names the voice on stderr. The file is written
+// beside its destination and renamed into place when complete, a WAV with its header's sizes
+// filled in.
 func (a *app) say(ctx context.Context, args []string) error {
 	fl := newFlags("say")
-	out := fl.String("out", "", "the WAV file to write (required)")
+	out := fl.String("out", "", "the audio file to write (required): F.wav, or F.ogg for Ogg/Opus")
+	format := fl.String("format", "", "wav or ogg (default: by the --out name's extension, else wav)")
 	voice := fl.String("voice", "", "an espeak-ng voice (default: by the text's script — cmn for Chinese, else the locale's language)")
 	force := fl.Bool("force", false, "overwrite an existing file")
 	pos, err := parse(fl, args, true)
@@ -31,6 +33,18 @@ func (a *app) say(ctx context.Context, args []string) error {
 	}
 	if *out == "" {
 		return usagef("say needs --out F.wav")
+	}
+	switch *format {
+	case "":
+		switch strings.ToLower(filepath.Ext(*out)) {
+		case ".ogg", ".opus", ".oga":
+			*format = "ogg"
+		default:
+			*format = "wav"
+		}
+	case "wav", "ogg":
+	default:
+		return usagef("--format must be wav or ogg, got %q", *format)
 	}
 	if !*force {
 		if _, err := os.Lstat(*out); err == nil {
@@ -45,13 +59,13 @@ func (a *app) say(ctx context.Context, args []string) error {
 	if !ok {
 		return errors.New("this kernel connection cannot speak")
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(*out), ".say-*.wav")
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".say-*."+*format)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
-	used, err := sp.Speak(ctx, text, *voice, tmp)
-	if err == nil {
+	used, err := sp.Speak(ctx, text, *voice, *format, tmp)
+	if err == nil && *format == "wav" {
 		err = fixWAVSizes(tmp)
 	}
 	if cerr := tmp.Close(); err == nil {

@@ -3,11 +3,13 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/hologramagent/hologram/kernel/speech"
 )
 
-// POST /api/v1/speech {"text": "…", "voice": "…"?} answers the text spoken, as audio/wav
+// POST /api/v1/speech {"text": "…", "voice": "…"?, "format": "wav"|"ogg"?} answers the text
+// spoken, as audio/wav (or audio/ogg, Opus, when the format or the Accept header asks for it)
 // streamed while espeak-ng speaks; the X-Hologram-Voice header names the voice (by default the
 // text's script decides: speech.Synth.Voice). Without espeak-ng it is 503 with how to install it.
 
@@ -18,7 +20,8 @@ func (s *Server) speechRoutes() {
 // speechRequest is the body of POST /api/v1/speech.
 type speechRequest struct {
 	Text  string `json:"text"`
-	Voice string `json:"voice,omitempty"`
+	Voice  string `json:"voice,omitempty"`
+	Format string `json:"format,omitempty"`
 }
 
 func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
@@ -31,13 +34,21 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusBadRequest, "voice must be an espeak-ng voice name (letters, digits, - and _), got "+quote(in.Voice))
 		return
 	}
-	sw := &speechWriter{w: w}
+	format := in.Format
+	if format == "" && prefersOgg(r.Header.Get("Accept")) {
+		format = speech.FormatOgg
+	}
+	if format != "" && format != speech.FormatWAV && format != speech.FormatOgg {
+		s.writeError(w, r, http.StatusBadRequest, "format must be wav or ogg, got "+quote(format))
+		return
+	}
+	sw := &speechWriter{w: w, contentType: speech.ContentType(format)}
 	voice := in.Voice
 	if voice == "" {
 		voice = s.speech.Voice(in.Text)
 	}
 	sw.voice = voice
-	_, err := s.speech.Speak(r.Context(), in.Text, voice, sw)
+	_, err := s.speech.Speak(r.Context(), in.Text, voice, format, sw)
 	switch {
 	case err == nil:
 		if !sw.started { // espeak-ng wrote nothing at all
@@ -45,7 +56,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		}
 	case sw.started: // the stream broke off: the client sees a short WAV
 		s.log.Warn("api: speech stream ended early", "err", err)
-	case errors.Is(err, speech.ErrUnavailable):
+	case errors.Is(err, speech.ErrUnavailable), errors.Is(err, speech.ErrNoFFmpeg):
 		s.writeError(w, r, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, speech.ErrTooLong):
 		s.writeError(w, r, http.StatusRequestEntityTooLarge, err.Error())
@@ -59,16 +70,17 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 // still a JSON error; the voice header names the voice of the audio (Speak tells a fallback to
 // English through SetVoice before it writes).
 type speechWriter struct {
-	w       http.ResponseWriter
-	voice   string
-	started bool
+	w           http.ResponseWriter
+	contentType string
+	voice       string
+	started     bool
 }
 
 func (sw *speechWriter) Write(p []byte) (int, error) {
 	if !sw.started {
 		sw.started = true
 		h := sw.w.Header()
-		h.Set("Content-Type", "audio/wav")
+		h.Set("Content-Type", sw.contentType)
 		h.Set("X-Hologram-Voice", sw.voice)
 		h.Set("Cache-Control", "no-store")
 		sw.w.WriteHeader(http.StatusOK)
@@ -81,6 +93,25 @@ func (sw *speechWriter) Write(p []byte) (int, error) {
 }
 
 func (sw *speechWriter) SetVoice(v string) { sw.voice = v }
+
+// prefersOgg reports whether an Accept header names audio/ogg (or audio/opus) before audio/wav
+// and without a zero quality: a browser or chat bridge asking for a voice note.
+func prefersOgg(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		typ, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		typ = strings.ToLower(strings.TrimSpace(typ))
+		if strings.ReplaceAll(strings.TrimSpace(params), " ", "") == "q=0" {
+			continue
+		}
+		switch typ {
+		case "audio/ogg", "audio/opus":
+			return true
+		case "audio/wav", "audio/x-wav", "audio/wave", "audio/*":
+			return false
+		}
+	}
+	return false
+}
 
 func validVoice(v string) bool {
 	if len(v) > 40 {

@@ -32,6 +32,8 @@ var ErrTooLong = fmt.Errorf("speech: the text is over %d characters", MaxText)
 type Synth struct {
 	// Command is the espeak-ng binary; empty looks up "espeak-ng" on PATH.
 	Command string
+	// FFmpeg encodes Ogg/Opus; empty looks up "ffmpeg" on PATH.
+	FFmpeg string
 	// Getenv reads LC_ALL, LC_MESSAGES and LANG for the default voice; nil is os.Getenv.
 	Getenv func(string) string
 }
@@ -84,12 +86,27 @@ func (s Synth) Voice(text string) string {
 	}
 }
 
-// Speak writes text spoken with voice (empty: [Synth.Voice]) to w as a WAV file (16-bit mono)
-// and returns the voice used. A voice espeak-ng does not know falls back to English (w is told
+// Formats Speak writes: a WAV stream (16-bit mono, espeak-ng's own output) or Ogg/Opus
+// (ffmpeg's libopus encoder, about a tenth of the size: what chat apps send as voice notes).
+const (
+	FormatWAV = "wav"
+	FormatOgg = "ogg"
+)
+
+// ContentType is the media type of format ("" is WAV).
+func ContentType(format string) string {
+	if format == FormatOgg {
+		return "audio/ogg"
+	}
+	return "audio/wav"
+}
+
+// Speak writes text spoken with voice (empty: [Synth.Voice]) to w in format ("" or [FormatWAV]:
+// a WAV file, 16-bit mono; [FormatOgg]: Ogg/Opus, which needs ffmpeg) and returns the voice used. A voice espeak-ng does not know falls back to English (w is told
 // first when it is a [VoiceSetter]). The WAV's
 // sizes are unknown while it streams: its header says "as long as the stream", which players
 // and sox accept (`waiter say` writes the real sizes into its file afterwards).
-func (s Synth) Speak(ctx context.Context, text, voice string, w io.Writer) (string, error) {
+func (s Synth) Speak(ctx context.Context, text, voice, format string, w io.Writer) (string, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return "", errors.New("speech: no text to speak")
@@ -101,22 +118,106 @@ func (s Synth) Speak(ctx context.Context, text, voice string, w io.Writer) (stri
 	if err != nil {
 		return "", err
 	}
+	out := w
+	var enc *oggEncoder
+	switch format {
+	case "", FormatWAV:
+	case FormatOgg:
+		bin, err := s.ffmpeg()
+		if err != nil {
+			return "", err
+		}
+		enc = &oggEncoder{ctx: ctx, bin: bin, w: w}
+		out = enc
+	default:
+		return "", fmt.Errorf("speech: unknown format %q (wav or ogg)", format)
+	}
 	if voice == "" {
 		voice = s.Voice(text)
 	}
-	err = run(ctx, cmd, voice, text, w)
+	err = run(ctx, cmd, voice, text, out)
 	var unknown errUnknownVoice
 	if errors.As(err, &unknown) && voice != "en" {
 		voice = "en"
 		if vs, ok := w.(VoiceSetter); ok {
 			vs.SetVoice(voice)
 		}
-		err = run(ctx, cmd, voice, text, w)
+		err = run(ctx, cmd, voice, text, out)
+	}
+	if enc != nil {
+		if cerr := enc.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return "", err
 	}
 	return voice, nil
+}
+
+// ErrNoFFmpeg is returned for Ogg/Opus when ffmpeg is not installed.
+var ErrNoFFmpeg = errors.New("speech as Ogg/Opus needs ffmpeg: install it with `sudo apt install ffmpeg` (or ask for WAV)")
+
+func (s Synth) ffmpeg() (string, error) {
+	name := s.FFmpeg
+	if name == "" {
+		name = "ffmpeg"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", ErrNoFFmpeg
+	}
+	return p, nil
+}
+
+// oggEncoder pipes the WAV stream written to it through ffmpeg into Ogg/Opus on w. ffmpeg starts
+// with the first write, so a run of espeak-ng that produced nothing leaves w untouched (and can be
+// retried with another voice); Close ends the input and waits for the last pages.
+type oggEncoder struct {
+	ctx    context.Context
+	bin    string
+	w      io.Writer
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	stderr bytes.Buffer
+}
+
+func (e *oggEncoder) Write(p []byte) (int, error) {
+	if e.cmd == nil {
+		// 24 kHz mono at 32 kbit/s: libopus's speech range (espeak-ng speaks at 22.05 kHz).
+		c := exec.CommandContext(e.ctx, e.bin, "-hide_banner", "-loglevel", "error", "-nostdin",
+			"-f", "wav", "-i", "pipe:0", "-ac", "1", "-ar", "24000",
+			"-c:a", "libopus", "-b:a", "32k", "-application", "voip", "-f", "ogg", "pipe:1")
+		c.Stdout = e.w
+		c.Stderr = &limited{b: &e.stderr, n: 4096}
+		in, err := c.StdinPipe()
+		if err != nil {
+			return 0, err
+		}
+		if err := c.Start(); err != nil {
+			return 0, fmt.Errorf("speech: ffmpeg: %w", err)
+		}
+		e.cmd, e.in = c, in
+	}
+	n, err := e.in.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("speech: ffmpeg stopped reading: %s", strings.TrimSpace(e.stderr.String()))
+	}
+	return n, nil
+}
+
+func (e *oggEncoder) Close() error {
+	if e.cmd == nil {
+		return nil
+	}
+	e.in.Close()
+	if err := e.cmd.Wait(); err != nil {
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
+		return fmt.Errorf("speech: ffmpeg: %v: %s", err, strings.TrimSpace(e.stderr.String()))
+	}
+	return nil
 }
 
 // VoiceSetter is implemented by a writer that wants to know the voice before the audio: Speak

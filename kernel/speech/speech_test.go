@@ -55,7 +55,7 @@ func TestSpeakRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			_, err := tt.s.Speak(context.Background(), tt.text, "", &buf)
+			_, err := tt.s.Speak(context.Background(), tt.text, "", "", &buf)
 			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("err %v, want %v containing %q", err, tt.want, tt.msg)
 			}
@@ -111,7 +111,7 @@ func TestSpeak(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.wantVoice+"/"+tt.voice, func(t *testing.T) {
 			var buf bytes.Buffer
-			got, err := Synth{Getenv: func(string) string { return "" }}.Speak(context.Background(), tt.text, tt.voice, &buf)
+			got, err := Synth{Getenv: func(string) string { return "" }}.Speak(context.Background(), tt.text, tt.voice, "", &buf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,44 @@ func TestSpeakCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var buf bytes.Buffer
-	if _, err := (Synth{}).Speak(ctx, "hello", "en", &buf); err == nil {
+	if _, err := (Synth{}).Speak(ctx, "hello", "en", "", &buf); err == nil {
 		t.Fatal("a cancelled request spoke")
+	}
+}
+
+func TestSpeakOgg(t *testing.T) {
+	needEspeak(t)
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		if os.Getenv("HOLOGRAM_CI") == "1" {
+			t.Fatal("ffmpeg is not installed (.ci/deps.sh installs it)")
+		}
+		t.Skip("ffmpeg is not installed")
+	}
+	for _, voice := range []string{"", "xx-nonexistent"} { // a fallback to English re-runs espeak-ng before ffmpeg starts
+		var ogg, wav bytes.Buffer
+		s := Synth{Getenv: func(string) string { return "" }}
+		got, err := s.Speak(context.Background(), "Your train leaves at nine.", voice, FormatOgg, &ogg)
+		if err != nil || got != "en" {
+			t.Fatalf("voice %q: %q, %v", voice, got, err)
+		}
+		b := ogg.Bytes()
+		if len(b) < 200 || string(b[:4]) != "OggS" || !bytes.Contains(b[:200], []byte("OpusHead")) || bytes.Count(b, []byte("OpusHead")) != 1 {
+			t.Fatalf("voice %q: not one Ogg/Opus stream: % x", voice, b[:min(len(b), 64)])
+		}
+		if _, err := s.Speak(context.Background(), "Your train leaves at nine.", voice, "", &wav); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Ogg/Opus %d bytes, WAV %d bytes", len(b), wav.Len())
+		if len(b)*3 > wav.Len() {
+			t.Errorf("Ogg/Opus is %d bytes against the WAV's %d: not compressed", len(b), wav.Len())
+		}
+	}
+	var buf bytes.Buffer
+	_, err := Synth{FFmpeg: filepath.Join(t.TempDir(), "ffmpeg")}.Speak(context.Background(), "hi", "", FormatOgg, &buf)
+	if !errors.Is(err, ErrNoFFmpeg) || buf.Len() > 0 {
+		t.Errorf("without ffmpeg: %v, %d bytes", err, buf.Len())
+	}
+	if _, err := (Synth{}).Speak(context.Background(), "hi", "", "mp3", &buf); err == nil || !strings.Contains(err.Error(), "unknown format") {
+		t.Errorf("mp3: %v", err)
 	}
 }
