@@ -18,14 +18,15 @@ command -v npm >/dev/null || need+=(npm)
 # pages), librsvg (icons), desktop-file-utils, appstream and systemd-analyze. zbar-tools reads
 # back the QR codes of `waiter pair` (cmd/homed TestWebUIPairing). espeak-ng speaks replies
 # (kernel/speech, `waiter say`), sox checks what it spoke; ffmpeg decodes voice messages
-# (memory/stt). The code plugin's sandbox runs code under bubblewrap, and its tests plot with
+# (memory/stt); pulseaudio with pulseaudio-utils gives the chat's Talk button a microphone to
+# record (a private server whose microphone is a pipe: gui TestChatMicRecordsMicrophone). The code plugin's sandbox runs code under bubblewrap, and its tests plot with
 # python3-matplotlib. The music plugin's tests run a real mpd (null audio output) over a library
 # of FLAC files sox writes.
 for p in libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev \
   xvfb xauth x11-utils xdotool imagemagick dbus fonts-noto-cjk fonts-dejavu-core \
   python3-onnx python3-numpy chromium zbar-tools bubblewrap python3-matplotlib \
   lintian rpm help2man librsvg2-bin desktop-file-utils appstream systemd dpkg-dev sqlite3 curl binutils \
-  espeak-ng sox mpd ffmpeg; do
+  espeak-ng sox mpd ffmpeg pulseaudio pulseaudio-utils; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -34,6 +34,9 @@ type ChatOptions struct {
 	// Play plays a reply spoken aloud (a WAV file) until it ends or ctx is cancelled; nil is
 	// [PlayWAV] (chat_speak.go).
 	Play func(ctx context.Context, wav string) error
+	// Record records the microphone into a new WAV file at path until ctx is done; nil is
+	// [RecordWAV] (chat_mic.go).
+	Record func(ctx context.Context, path string) error
 }
 
 // TraceMessage is what [ChatOptions].Trace receives for a completed message.
@@ -856,6 +859,13 @@ func (vm *ChatVM) apply(id string, t *chatTurn, ev client.ChatEvent) {
 		reply.Text = ev.Text
 	case client.EventNotice:
 		reply.Notes = append(reply.Notes, ev.Text)
+	case client.EventTranscript: // the voice message's words, in place of its name
+		if user := &vm.sess(id).msgs[t.msg-1]; user.Role == ChatRoleUser {
+			user.Text = ev.Text
+		}
+		vm.mu.Unlock()
+		vm.notify(ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg - 1})
+		return
 	default: // reasoning is not shown; errors end the turn in runTurn
 		changed = false
 	}

@@ -59,6 +59,8 @@ type chatView struct {
 	send   *widget.Button
 	stop   *widget.Button
 	attach *widget.Button
+	mic    *widget.Button // Talk: a voice message (chat_mic.go)
+	rec    chatRecording
 
 	thr   chatThrottle
 	dirty map[int]bool // messages changed since the last render
@@ -136,10 +138,11 @@ func (v *chatView) build() fyne.CanvasObject {
 	v.send.Importance = widget.HighImportance
 	v.stop = widget.NewButtonWithIcon(T("Stop"), theme.MediaStopIcon(), v.vm.Stop)
 	v.attach = widget.NewButtonWithIcon(T("Attach"), theme.MailAttachmentIcon(), v.openFile)
+	v.mic = v.newMicButton()
 	bottom := container.NewVBox(
 		container.NewHScroll(v.chips),
 		v.input,
-		container.NewHBox(v.attach, layout.NewSpacer(), v.stop, v.send),
+		container.NewHBox(v.attach, v.mic, layout.NewSpacer(), v.stop, v.send),
 	)
 
 	top := container.NewVBox(v.banner)

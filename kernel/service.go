@@ -124,10 +124,14 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	}
 	k.ocr.Blocks(ctx, blocks)
 	said, notes := k.stt.Blocks(ctx, blocks)
+	var transcript string
 	if req.Regenerate == 0 {
+		if input == "" && len(said) > 0 {
+			transcript = memadmin.VoiceInput(input, said)
+		}
 		input = memadmin.VoiceInput(input, said)
 	}
-	emit = memadmin.WithNotices(emit, notes)
+	emit = memadmin.WithNotices(emit, transcript, notes)
 	var again int64
 	var move func(context.Context) error
 	if req.Regenerate != 0 || req.Edit != 0 { // a new branch, made under the session's lock

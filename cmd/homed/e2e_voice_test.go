@@ -60,7 +60,7 @@ func TestWaiterVoiceMessage(t *testing.T) {
 		t.Fatalf("model use of a speech model: exit %d, %q; want a refusal that says why", code, errOut)
 	}
 	_, errOut, code = e.waiter("", nil, "ask", "--attach", voice)
-	if code != 0 || strings.Contains(errOut, "note:") {
+	if code != 0 || strings.Contains(errOut, "note:") || !strings.Contains(errOut, "heard: Hello, world 你好") {
 		t.Fatalf("ask with a speech model: exit %d, stderr %q", code, errOut)
 	}
 	reqs := fake.Requests()
@@ -147,6 +147,7 @@ func TestWebUIVoice(t *testing.T) {
 		Recording string
 		Notes     []string
 		Pressed   string
+		Said      string
 	}) {
 		t.Helper()
 		cmd := exec.Command("node", filepath.Join(dir, "voice.mjs"), base, token, wav, filepath.Join(shots, shot))
@@ -178,8 +179,8 @@ func TestWebUIVoice(t *testing.T) {
 	if out, errOut, code := e.waiter("", nil, "model", "import", "whisper-base", model); code != 0 {
 		t.Fatalf("model import: exit %d: %s %s", code, out, errOut)
 	}
-	if out := record("web-voice.png"); len(out.Notes) != 0 {
-		t.Fatalf("with a speech model the chat notes %q", out.Notes)
+	if out := record("web-voice.png"); len(out.Notes) != 0 || out.Said != "Hello, world 你好" {
+		t.Fatalf("with a speech model the chat notes %q and the message shows %q; want no note and the transcript", out.Notes, out.Said)
 	}
 	reqs := fake.Requests()
 	msgs := reqs[len(reqs)-1].Messages

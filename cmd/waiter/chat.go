@@ -77,6 +77,8 @@ func (p *printer) event(ev client.ChatEvent) {
 		}
 	case client.EventNotice:
 		p.sideLine("note: " + ev.Text)
+	case client.EventTranscript:
+		p.sideLine("heard: " + ev.Text)
 	}
 }
 

@@ -333,6 +333,10 @@ const (
 	// EventNotice: Text is a note for the owner about the message, e.g. a voice message left
 	// untranscribed and how to get a speech model. Sent after "turn".
 	EventNotice = "notice"
+	// EventTranscript: Text is what a voice message sent without text said (its transcript,
+	// which became the turn's input): clients show it in place of the attachment's name. Sent
+	// after "turn".
+	EventTranscript = "transcript"
 )
 
 // ChatEvent is one streamed event of a turn.

@@ -66,9 +66,10 @@ func VoiceInput(input string, said []string) string {
 	return "(a voice message that could not be transcribed)"
 }
 
-// WithNotices sends notes as notice events right after the turn's first event (its id).
-func WithNotices(emit func(client.ChatEvent), notes []string) func(client.ChatEvent) {
-	if len(notes) == 0 || emit == nil {
+// WithNotices sends a voice message's transcript (when not empty) as a transcript event and notes
+// as notice events right after the turn's first event (its id).
+func WithNotices(emit func(client.ChatEvent), transcript string, notes []string) func(client.ChatEvent) {
+	if (len(notes) == 0 && transcript == "") || emit == nil {
 		return emit
 	}
 	var once sync.Once
@@ -76,6 +77,9 @@ func WithNotices(emit func(client.ChatEvent), notes []string) func(client.ChatEv
 		emit(ev)
 		if ev.Type == client.EventTurn {
 			once.Do(func() {
+				if transcript != "" {
+					emit(client.ChatEvent{Type: client.EventTranscript, TurnID: ev.TurnID, Session: ev.Session, Text: transcript})
+				}
 				for _, n := range notes {
 					emit(client.ChatEvent{Type: client.EventNotice, TurnID: ev.TurnID, Session: ev.Session, Text: n})
 				}

@@ -130,13 +130,15 @@ func (p *pkg) dependencies(ctx context.Context) (deps, error) {
 			d.RPMRequires = append(d.RPMRequires, lib+"()(64bit)")
 		}
 		d.DebDepends = append(d.DebDepends, "fonts-noto-cjk")
+		// A recorder for the chat's Talk button (gui/chat_mic.go tries parec, pw-record, arecord).
+		d.DebRecommends = append(d.DebRecommends, "pulseaudio-utils | pipewire-bin | alsa-utils")
 		d.RPMRequires = append(d.RPMRequires, "(google-noto-sans-cjk-fonts or google-noto-sans-cjk-ttc-fonts)")
 	}
 	if p.v.Kernel {
 		// wordnet-base: the memory's lexicon; chromium: the web plugin's web_browse drives it
 		// (web_fetch works without); bubblewrap: the code plugin's sandbox (Landlock alone
-		// without it).
-		d.DebRecommends = append(d.DebRecommends, "wordnet-base", "chromium", "bubblewrap")
+		// without it); ffmpeg: voice messages in other formats than WAV and speech as Ogg/Opus.
+		d.DebRecommends = append(d.DebRecommends, "wordnet-base", "chromium", "bubblewrap", "ffmpeg")
 		// espeak-ng: replies spoken aloud (POST /api/v1/speech, `waiter say`; kernel/speech runs
 		// the command, so the kernel still starts without it).
 		d.DebDepends = append(d.DebDepends, "espeak-ng")

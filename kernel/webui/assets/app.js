@@ -588,6 +588,10 @@ async function send() {
       case "error":
         notice(ev.text);
         break;
+      case "transcript": // what the voice message said, in place of its name
+        mine.replaceChildren(document.createTextNode(ev.text));
+        if (attachments.length) mine.append(attachmentChips(attachments.map((a) => a.name)));
+        break;
       case "notice": // the kernel's note on the message (a voice message left untranscribed…)
         $("message-list").append(el("p", "note", ev.text));
         scrollDown();

@@ -1,7 +1,7 @@
 // voice.mjs records a voice message in homed's web UI, as a person would, in Debian's chromium
 // (playwright-core) whose fake microphone plays WAV: it signs in, presses the microphone
 // button, waits, presses it again (the recording is sent alone) and prints, as JSON, the
-// recording's name and the notes the chat shows. Any expectation that fails throws.
+// recording's name, the text its bubble shows and the notes the chat shows. Any expectation that fails throws.
 //
 // usage: node voice.mjs BASE_URL TOKEN WAV SHOT
 import { chromium } from "playwright-core";
@@ -35,6 +35,9 @@ try {
     recording: (await chip.textContent()).trim(),
     notes: await page.locator("#message-list p.note").allTextContents(),
     pressed: await mic.getAttribute("aria-pressed"),
+    // the user bubble's own text (before the chip): the transcript once the kernel sent it
+    said: await page.locator("#message-list article.msg.user").last().evaluate(
+      (n) => (n.firstChild && n.firstChild.nodeType === Node.TEXT_NODE ? n.firstChild.textContent : "")),
   };
   await page.screenshot({ path: shot });
   process.stdout.write(JSON.stringify(out) + "\n");
