@@ -19,7 +19,7 @@ func (s *Server) speechRoutes() {
 
 // speechRequest is the body of POST /api/v1/speech.
 type speechRequest struct {
-	Text  string `json:"text"`
+	Text   string `json:"text"`
 	Voice  string `json:"voice,omitempty"`
 	Format string `json:"format,omitempty"`
 }
