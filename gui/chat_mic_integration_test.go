@@ -3,6 +3,7 @@
 package gui
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,5 +126,49 @@ func TestChatMicRecordsMicrophone(t *testing.T) {
 	}
 	if want := 1.5 * 0.5 * math.Pow(8000.0/32768, 2); math.Abs(loud-want) > 0.2*want {
 		t.Errorf("energy %.4f, the tone's %.4f: not what the microphone heard", loud, want)
+	}
+}
+
+// TestPlayWAVThroughPulse: a reply read aloud reaches the sound server: PlayWAV plays a tone with
+// the real player (paplay) into a private PulseAudio server's null speaker, whose monitor parec
+// records.
+func TestPlayWAVThroughPulse(t *testing.T) {
+	uiPulse(t)
+	dir := t.TempDir()
+	in, heard := filepath.Join(dir, "reply.wav"), filepath.Join(dir, "heard.raw")
+	if err := os.WriteFile(in, testWAV(1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(heard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	rec := exec.Command("parec", "-d", "null.monitor", "--rate=16000", "--channels=1", "--format=s16le", "--raw", "--latency-msec=50")
+	rec.Stdout = out
+	if err := rec.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { rec.Process.Kill(); rec.Wait() }()
+	time.Sleep(300 * time.Millisecond)
+	if err := PlayWAV(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	rec.Process.Signal(syscall.SIGINT) // parec writes what it holds and ends
+	rec.Wait()
+	pcm, err := os.ReadFile(heard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for i := 0; i+1 < len(pcm); i += 2 {
+		v := float64(int16(binary.LittleEndian.Uint16(pcm[i:]))) / 32768
+		sum += v * v
+	}
+	energy, want := sum/16000, 0.5*math.Pow(8000.0/32768, 2) // a second of the tone
+	t.Logf("the speaker's monitor: %.2f s recorded, energy %.4f (the tone's %.4f)", float64(len(pcm)/2)/16000, energy, want)
+	if energy < 0.5*want {
+		t.Errorf("energy %.4f: the tone did not reach the speaker", energy)
 	}
 }
