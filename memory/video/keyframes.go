@@ -1,0 +1,145 @@
+// Package video reads a video attachment for memory: [Keyframes] picks the frames worth keeping
+// with ffmpeg's scene detection — the first frame always, then each scene change, at most one per
+// MinGap and MaxFrames in all — as PNG images, which the kernel reads with OCR and stores as image
+// blocks (a slide's text is found by search like a photo's).
+package video
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// ErrNoFFmpeg is returned when ffmpeg is not installed.
+var ErrNoFFmpeg = errors.New("video needs ffmpeg: install it with `sudo apt install ffmpeg`")
+
+// Defaults of [Options].
+const (
+	// DefaultScene is the scene score (ffmpeg's select filter: 0 same picture … 1 all new) above
+	// which a frame starts a new scene. A change of the drawn text on a plain slide scores about
+	// 0.02–0.06 and the noise of compression between identical pictures under 0.005; a cut in
+	// filmed video scores 0.3 and more. 0.01 keeps every slide change and drops the noise.
+	DefaultScene = 0.01
+	// DefaultMinGap is the least time between two keyframes: a fade or a busy shot that changes
+	// every frame gives one keyframe per gap, not one per frame.
+	DefaultMinGap = 2 * time.Second
+	// DefaultMaxFrames bounds the keyframes of one video.
+	DefaultMaxFrames = 60
+	// DefaultMaxWidth scales wider frames down (OCR reads a 1280-pixel-wide frame well and a 4K
+	// frame would be 4× the work).
+	DefaultMaxWidth = 1280
+)
+
+// Options bound a keyframe extraction; zero fields take the defaults.
+type Options struct {
+	Scene     float64
+	MinGap    time.Duration
+	MaxFrames int
+	MaxWidth  int
+	// FFmpeg is the ffmpeg command ("" looks up "ffmpeg" on PATH).
+	FFmpeg string
+}
+
+// Frame is one keyframe.
+type Frame struct {
+	Time time.Duration // from the start of the video
+	PNG  []byte
+}
+
+var ptsTime = regexp.MustCompile(`pts_time:\s*([0-9.]+)`)
+
+// Keyframes returns the keyframes of the video data (any container and codec ffmpeg reads: MP4,
+// WebM, MKV, MOV…), in time order.
+func Keyframes(ctx context.Context, data []byte, opts Options) ([]Frame, error) {
+	if opts.Scene <= 0 {
+		opts.Scene = DefaultScene
+	}
+	if opts.MinGap <= 0 {
+		opts.MinGap = DefaultMinGap
+	}
+	if opts.MaxFrames <= 0 {
+		opts.MaxFrames = DefaultMaxFrames
+	}
+	if opts.MaxWidth <= 0 {
+		opts.MaxWidth = DefaultMaxWidth
+	}
+	if len(data) == 0 {
+		return nil, errors.New("video: empty file")
+	}
+	name := opts.FFmpeg
+	if name == "" {
+		name = "ffmpeg"
+	}
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		return nil, ErrNoFFmpeg
+	}
+	dir, err := os.MkdirTemp("", "hologram-video-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "in") // a file: MP4's index may sit at its end
+	if err := os.WriteFile(in, data, 0o600); err != nil {
+		return nil, err
+	}
+	// The first frame, then frames that change the picture by more than the threshold and come
+	// at least MinGap after the last one kept; showinfo logs the kept frames' times.
+	sel := fmt.Sprintf("select='eq(n\\,0)+gt(scene\\,%g)*gte(t-prev_selected_t\\,%g)'", opts.Scene, opts.MinGap.Seconds())
+	vf := sel + fmt.Sprintf(",scale='min(%d\\,iw)':-2", opts.MaxWidth) + ",showinfo"
+	cmd := exec.CommandContext(ctx, bin, "-hide_banner", "-nostdin", "-loglevel", "info", "-i", in,
+		"-an", "-sn", "-dn", "-vf", vf, "-fps_mode", "vfr", "-frames:v", strconv.Itoa(opts.MaxFrames),
+		"-f", "image2", filepath.Join(dir, "k%03d.png"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("video: ffmpeg cannot read it: %v: %s", err, tail(stderr.Bytes(), 400))
+	}
+	var times []time.Duration
+	for _, m := range ptsTime.FindAllSubmatch(stderr.Bytes(), -1) {
+		if s, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
+			times = append(times, time.Duration(s*float64(time.Second)))
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "k*.png"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, errors.New("video: no picture in it")
+	}
+	frames := make([]Frame, 0, len(files))
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		fr := Frame{PNG: b}
+		if i < len(times) {
+			fr.Time = times[i]
+		}
+		frames = append(frames, fr)
+	}
+	return frames, nil
+}
+
+// tail is the end of ffmpeg's messages (its reason comes last).
+func tail(b []byte, n int) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
