@@ -642,8 +642,13 @@ func (vm *ChatVM) AddAttachmentData(name, mime string, data []byte) error {
 		if a.MIME == detected {
 			a.MIME = client.AudioMIME(detected, name)
 		}
+	case client.VideoMIME(data, name) != "":
+		a.Kind, a.Data = "video", data
+		if a.MIME == detected {
+			a.MIME = client.VideoMIME(data, name)
+		}
 	default:
-		return errors.New(Tf("Cannot attach %s: it is %s, not text, an image or audio.", name, detected))
+		return errors.New(Tf("Cannot attach %s: it is %s, not text, an image, audio or video.", name, detected))
 	}
 	vm.mu.Lock()
 	s := vm.sess(vm.current)

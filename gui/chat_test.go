@@ -573,8 +573,8 @@ func TestChatAttachments(t *testing.T) {
 		{"text", write("notes.md", []byte("# Notes\n\nbuy milk\n")), "text", ""},
 		{"chinese text", write("笔记.txt", []byte("买牛奶\n")), "text", ""},
 		{"png", write("dot.png", pngData), "image", ""},
-		{"binary", write("blob.bin", []byte{0x7f, 'E', 'L', 'F', 0, 1, 2, 3, 0xff, 0xfe}), "", "not text, an image or audio"},
-		{"latin1 text", write("old.txt", []byte("caf\xe9 cr\xe8me\n")), "", "not text, an image or audio"},
+		{"binary", write("blob.bin", []byte{0x7f, 'E', 'L', 'F', 0, 1, 2, 3, 0xff, 0xfe}), "", "not text, an image, audio or video"},
+		{"latin1 text", write("old.txt", []byte("caf\xe9 cr\xe8me\n")), "", "not text, an image, audio or video"},
 		{"directory", dir, "", "not a regular file"},
 		{"missing", filepath.Join(dir, "nope"), "", "no such file"},
 		{"empty", write("empty.txt", nil), "", "is empty"},
@@ -715,9 +715,13 @@ func TestChatVoiceMessage(t *testing.T) {
 			t.Errorf("%s attached as %s %s", c.name, a.Kind, a.MIME)
 		}
 	}
-	if err := vm.AddAttachmentData("clip.mp4", "", m4a); err == nil {
-		t.Error("an .mp4 video was attached as audio")
+	if err := vm.AddAttachmentData("clip.mp4", "", m4a); err != nil {
+		t.Fatal(err)
 	}
+	if a := vm.Attachments()[len(vm.Attachments())-1]; a.Kind != "video" || a.MIME != "video/mp4" {
+		t.Errorf("clip.mp4 attached as %s %s, want a video", a.Kind, a.MIME)
+	}
+	vm.RemoveAttachment(len(vm.Attachments()) - 1)
 	if err := vm.Send(); err != nil {
 		t.Fatal(err)
 	}

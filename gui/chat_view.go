@@ -359,6 +359,8 @@ func (v *chatView) refreshChips() {
 			icon = theme.FileImageIcon()
 		case "audio":
 			icon = theme.FileAudioIcon()
+		case "video":
+			icon = theme.FileVideoIcon()
 		}
 		size := len(a.Data)
 		if a.Kind == "text" {
@@ -688,6 +690,8 @@ func chatAttachmentRow(a ChatAttachment) fyne.CanvasObject {
 		icon = theme.FileImageIcon()
 	case "audio":
 		icon = theme.FileAudioIcon()
+	case "video":
+		icon = theme.FileVideoIcon()
 	case "text":
 		icon = theme.FileTextIcon()
 	}

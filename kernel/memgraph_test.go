@@ -407,7 +407,8 @@ func TestChatAttachmentsRefused(t *testing.T) {
 		atts []client.Attachment
 		want string
 	}{
-		{"unknown kind", []client.Attachment{{Kind: "video", Data: []byte{1}}}, `kind must be "text", "image" or "audio"`},
+		{"unknown kind", []client.Attachment{{Kind: "pdf", Data: []byte{1}}}, `kind must be "text", "image", "audio" or "video"`},
+		{"video without data", []client.Attachment{{Kind: "video", Name: "clip.mp4"}}, "without data"},
 		{"text with data", []client.Attachment{{Kind: "text", Text: "a", Data: []byte{1}}}, "carries its text, not data"},
 		{"empty text", []client.Attachment{{Kind: "text", Name: "a.txt"}}, "carries its text"},
 		{"image without data", []client.Attachment{{Kind: "image", Name: "p.png"}}, "without data"},

@@ -479,9 +479,9 @@ func TestNativeServicesRefuseBadInput(t *testing.T) {
 			return err
 		}, `is not the scene of channel qq and partner g ("chan:qq/peer:g")`},
 		{"bad block", func() error {
-			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "hi", Blocks: []protocol.Block{{Kind: "video"}}})
+			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "hi", Blocks: []protocol.Block{{Kind: "pdf"}}})
 			return err
-		}, `kind must be "text", "image" or "audio"`},
+		}, `kind must be "text", "image", "audio" or "video"`},
 		{"no provider", func() error {
 			_, err := svc.ChannelInput(ctx, "p", protocol.ChannelInputParams{Channel: "qq", Partner: "g", Text: "hi"})
 			return err

@@ -118,7 +118,7 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if sess.Channel != "" {
 		channel = sess.Channel
 	}
-	blocks, err := memadmin.AttachmentBlocks(req.Attachments)
+	blocks, vnotes, err := memadmin.MediaBlocks(ctx, req.Attachments) // videos become keyframe images
 	if err != nil {
 		return client.ChatResult{}, err
 	}
@@ -131,7 +131,7 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 		}
 		input = memadmin.VoiceInput(input, said)
 	}
-	emit = memadmin.WithNotices(emit, transcript, notes)
+	emit = memadmin.WithNotices(emit, transcript, append(vnotes, notes...))
 	var again int64
 	var move func(context.Context) error
 	if req.Regenerate != 0 || req.Edit != 0 { // a new branch, made under the session's lock

@@ -16,6 +16,10 @@ const (
 	BlockText  BlockKind = "text"
 	BlockImage BlockKind = "image"
 	BlockAudio BlockKind = "audio"
+	// BlockVideo is a video as attached to a message. It is never stored: the kernel keeps its
+	// keyframes as image blocks and a text block that describes it (a video of a gigabyte is
+	// not memory; its pictures' words are).
+	BlockVideo BlockKind = "video"
 )
 
 // Block is a piece of content (an attachment, a note, an image and its OCR text) with exactly one

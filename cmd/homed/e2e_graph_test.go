@@ -258,7 +258,7 @@ func TestWaiterAttachmentsBecomeBlocks(t *testing.T) {
 	// A file that is neither text, an image nor audio is refused before anything is sent.
 	bin := filepath.Join(e.root, "x.bin")
 	os.WriteFile(bin, []byte{0, 1, 2, 3, 0xff, 0xfe}, 0o600)
-	if _, errOut, code := e.waiter("", nil, "ask", "--attach", bin, "what is this"); code == 0 || !strings.Contains(errOut, "not text, an image or audio") {
+	if _, errOut, code := e.waiter("", nil, "ask", "--attach", bin, "what is this"); code == 0 || !strings.Contains(errOut, "not text, an image, audio or video") {
 		t.Fatalf("ask --attach binary: exit %d: %s", code, errOut)
 	}
 }

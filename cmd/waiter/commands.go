@@ -595,8 +595,10 @@ func readAttachments(paths []string) ([]client.Attachment, error) {
 			a.Kind, a.Data = "image", b
 		case client.AudioMIME(mime, p) != "":
 			a.Kind, a.Data, a.MIME = "audio", b, client.AudioMIME(mime, p)
+		case client.VideoMIME(b, p) != "":
+			a.Kind, a.Data, a.MIME = "video", b, client.VideoMIME(b, p)
 		default:
-			return nil, fmt.Errorf("attach %s: %s is not text, an image or audio", p, mime)
+			return nil, fmt.Errorf("attach %s: %s is not text, an image, audio or video", p, mime)
 		}
 		out = append(out, a)
 	}

@@ -25,9 +25,9 @@ func AttachmentBlocks(as []client.Attachment) ([]memory.Block, error) {
 			if len(b.Text) > client.MaxAttachmentBytes {
 				return nil, invalid("attachment %d (%s): %d bytes of text, at most %d", i+1, b.Name, len(b.Text), client.MaxAttachmentBytes)
 			}
-		case memory.BlockImage, memory.BlockAudio:
+		case memory.BlockImage, memory.BlockAudio, memory.BlockVideo:
 			if len(a.Data) == 0 {
-				return nil, invalid("attachment %d (%s): an %s attachment without data", i+1, b.Name, b.Kind)
+				return nil, invalid("attachment %d (%s): %s attachment without data", i+1, b.Name, b.Kind)
 			}
 			if len(a.Data) > client.MaxAttachmentBytes {
 				return nil, invalid("attachment %d (%s): %d bytes, at most %d", i+1, b.Name, len(a.Data), client.MaxAttachmentBytes)
@@ -37,7 +37,7 @@ func AttachmentBlocks(as []client.Attachment) ([]memory.Block, error) {
 				b.MIME = http.DetectContentType(a.Data)
 			}
 		default:
-			return nil, invalid(`attachment %d (%s): kind must be "text", "image" or "audio", got %q`, i+1, b.Name, a.Kind)
+			return nil, invalid(`attachment %d (%s): kind must be "text", "image", "audio" or "video", got %q`, i+1, b.Name, a.Kind)
 		}
 		out = append(out, b)
 	}

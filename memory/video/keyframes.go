@@ -18,6 +18,10 @@ import (
 	"time"
 )
 
+// ErrNoPicture is returned for a file without a video stream (an audio recording in a video
+// container, as browsers record voice in WebM).
+var ErrNoPicture = errors.New("video: no picture in it")
+
 // ErrNoFFmpeg is returned when ffmpeg is not installed.
 var ErrNoFFmpeg = errors.New("video needs ffmpeg: install it with `sudo apt install ffmpeg`")
 
@@ -104,6 +108,9 @@ func Keyframes(ctx context.Context, data []byte, opts Options) ([]Frame, error) 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if bytes.Contains(stderr.Bytes(), []byte("does not contain any stream")) {
+			return nil, ErrNoPicture
+		}
 		return nil, fmt.Errorf("video: ffmpeg cannot read it: %v: %s", err, tail(stderr.Bytes(), 400))
 	}
 	var times []time.Duration
@@ -118,7 +125,7 @@ func Keyframes(ctx context.Context, data []byte, opts Options) ([]Frame, error) 
 	}
 	sort.Strings(files)
 	if len(files) == 0 {
-		return nil, errors.New("video: no picture in it")
+		return nil, ErrNoPicture
 	}
 	frames := make([]Frame, 0, len(files))
 	for i, f := range files {

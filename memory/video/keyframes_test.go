@@ -40,7 +40,10 @@ func clip(t *testing.T, name, src, vf string, args ...string) []byte {
 	if vf != "" {
 		cmd = append(cmd, "-vf", vf)
 	}
-	cmd = append(cmd, "-pix_fmt", "yuv420p", out)
+	if !strings.HasPrefix(src, "sine") {
+		cmd = append(cmd, "-pix_fmt", "yuv420p")
+	}
+	cmd = append(cmd, out)
 	if b, err := exec.Command("ffmpeg", cmd...).CombinedOutput(); err != nil {
 		t.Fatalf("ffmpeg: %v: %s", err, b)
 	}
@@ -136,6 +139,10 @@ func TestKeyframesRefuses(t *testing.T) {
 	}
 	if _, err := Keyframes(context.Background(), []byte("x"), Options{FFmpeg: filepath.Join(t.TempDir(), "ffmpeg")}); !errors.Is(err, ErrNoFFmpeg) {
 		t.Errorf("without ffmpeg: %v", err)
+	}
+	voice := clip(t, "voice.webm", "sine=d=1", "", "-c:a", "libopus")
+	if _, err := Keyframes(context.Background(), voice, Options{}); !errors.Is(err, ErrNoPicture) {
+		t.Errorf("audio in a WebM: %v, want ErrNoPicture", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

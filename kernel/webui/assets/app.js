@@ -417,8 +417,9 @@ function addFiles(files) {
   for (const f of files) {
     if (state.pending.length >= MAX_ATTACHMENTS) { notice(`At most ${MAX_ATTACHMENTS} attachments per message.`); break; }
     const kind = f.type.startsWith("image/") ? "image" : f.type.startsWith("audio/") ? "audio"
+      : f.type.startsWith("video/") ? "video" // its keyframes are read like photos
       : textTypes.test(f.type) || textNames.test(f.name) ? "text" : "";
-    if (!kind) { notice(`${f.name}: only text files, images and audio can be attached.`); continue; }
+    if (!kind) { notice(`${f.name}: only text files, images, audio and video can be attached.`); continue; }
     state.pending.push({ file: f, kind });
   }
   showPending();

@@ -1,0 +1,94 @@
+//go:build integration
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
+)
+
+// TestWaiterVideo: a video sent with `waiter ask --attach` is read by its keyframes: a clip of
+// three slides (drawn by ffmpeg, 3 s each) gives three keyframes, OCR reads each slide's words,
+// the model sees them with the message, and memory search finds the message by each slide's
+// words. A file over the attachment limit is refused before anything is sent.
+func TestWaiterVideo(t *testing.T) {
+	for _, asset := range []string{"../../build/onnxruntime/libonnxruntime.so.1", "../../build/models/ocr/ppocr_keys_v1.txt"} {
+		if _, err := os.Stat(asset); err != nil {
+			needVoiceAsset(t, "run `make assets`", err)
+		}
+	}
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		needVoiceAsset(t, "run `make deps`", err)
+	}
+	const font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+	slides := []string{"Budget review for Orion", "Hire two engineers", "Launch in October"}
+	e := graphEnv(t)
+	fake := llmtest.NewServer(t)
+	e.start()
+	e.addProvider(fake.URL(), "k")
+	var vf []string
+	for i, s := range slides {
+		vf = append(vf, "drawtext=fontfile="+font+":fontsize=44:fontcolor=black:x=60:y=200:text='"+s+"'"+
+			":enable='between(t\\,"+string(rune('0'+3*i))+"\\,"+string(rune('0'+3*i+3))+"-0.001)'")
+	}
+	clip := filepath.Join(e.root, "meeting.mp4")
+	if out, err := exec.Command("ffmpeg", "-y", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=white:s=960x540:d=9:r=10",
+		"-vf", strings.Join(vf, ","), "-c:v", "libx264", "-pix_fmt", "yuv420p", clip).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	if _, errOut, code := e.waiter("", nil, "ask", "--attach", clip, "notes from today's meeting"); code != 0 {
+		t.Fatalf("ask --attach meeting.mp4: exit %d: %s", code, errOut)
+	}
+	reqs := fake.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	u := msgs[len(msgs)-1].Content
+	for i, s := range slides {
+		frame := `[attached image "meeting.mp4 0:0` + string(rune('0'+3*i)) + `.png", image/png`
+		// OCR may split a word ("Lau nch"): the slide's letters in order are what counts.
+		if !strings.Contains(u, frame) || !strings.Contains(strings.ReplaceAll(u, " ", ""), strings.ReplaceAll(s, " ", "")) {
+			t.Errorf("the model got %q; want keyframe %d (%s) with its text %q", u, i+1, frame, s)
+		}
+	}
+	if !strings.Contains(u, "3 keyframes, at 0:00, 0:03, 0:06") {
+		t.Errorf("the model got %q; want the video's description", u)
+	}
+	var hist []client.Message
+	e.waiterJSON(&hist, "history", "--json")
+	if len(hist) == 0 || len(hist[0].Blocks) != 4 {
+		t.Fatalf("history = %+v; want the message with the video's description and three keyframes", hist)
+	}
+	for _, q := range []string{"Orion budget", "hire engineers", "October"} {
+		var hits []client.MemoryHit
+		e.waiterJSON(&hits, "memory", "search", "--json", q)
+		found := false
+		for _, h := range hits {
+			found = found || h.ID == hist[0].ID
+		}
+		if !found {
+			t.Errorf("memory search %q = %+v; want the message that carried the video", q, hits)
+		}
+	}
+
+	big := filepath.Join(e.root, "holiday.mp4")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(client.MaxAttachmentBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before := len(fake.Requests())
+	if _, errOut, code := e.waiter("", nil, "ask", "--attach", big, "our holiday"); code == 0 || !strings.Contains(errOut, "at most") {
+		t.Errorf("a video over the limit: exit %d: %s", code, errOut)
+	}
+	if n := len(fake.Requests()); n != before {
+		t.Errorf("the model was asked %d times for a refused video", n-before)
+	}
+}
