@@ -410,6 +410,7 @@ function approvalView(ap) {
 // 16 per message, the request at most the API's body limit).
 
 const MAX_ATTACHMENTS = 16;
+const MAX_ATTACHMENT_BYTES = 32 << 20; // the API's limit per attachment (client.MaxAttachmentBytes)
 const textTypes = /^(text\/|application\/(json|xml|x-yaml|toml|x-sh|javascript))/;
 const textNames = /\.(md|txt|json|csv|log|ya?ml|toml|go|py|js|ts|sh|c|h|rs|java|html|css|xml|ini|conf)$/i;
 
@@ -420,6 +421,7 @@ function addFiles(files) {
       : f.type.startsWith("video/") ? "video" // its keyframes are read like photos
       : textTypes.test(f.type) || textNames.test(f.name) ? "text" : "";
     if (!kind) { notice(`${f.name}: only text files, images, audio and video can be attached.`); continue; }
+    if (f.size > MAX_ATTACHMENT_BYTES) { notice(`${f.name}: ${Math.ceil(f.size / 1048576)} MiB, at most ${MAX_ATTACHMENT_BYTES / 1048576} MiB per attachment.`); continue; }
     state.pending.push({ file: f, kind });
   }
   showPending();
