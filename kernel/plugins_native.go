@@ -269,7 +269,7 @@ func (s nativeServices) ChannelInput(ctx context.Context, plugin string, in prot
 		return protocol.ChannelInputResult{}, err
 	}
 	k.ocr.Blocks(ctx, blocks)
-	if said, _ := k.stt.Blocks(ctx, blocks); text == "" && len(said) > 0 { // untranscribed: kept as audio
+	if said, _ := k.stt.Blocks(ctx, blocks); text == "" && len(said) > 0 { // a voice message alone: its transcript is the text
 		text = memadmin.VoiceInput("", said)
 	}
 	if text == "" {
