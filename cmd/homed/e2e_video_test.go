@@ -31,7 +31,10 @@ func TestWaiterVideo(t *testing.T) {
 	e := graphEnv(t)
 	fake := llmtest.NewServer(t)
 	e.start()
-	e.addProvider(fake.URL(), "k")
+	// A model that takes images: the keyframes go to it as images too, beside their text.
+	if out, errOut, code := e.waiter("", []string{"HOLOGRAM_API_KEY=k"}, "provider", "add", "fake", "--base-url", fake.URL(), "--model", "fake-1", "--vision", "yes"); code != 0 {
+		t.Fatalf("provider add: exit %d\n%s%s", code, out, errOut)
+	}
 	var vf []string
 	for i, s := range slides {
 		vf = append(vf, "drawtext=fontfile="+font+":fontsize=44:fontcolor=black:x=60:y=200:text='"+s+"'"+
@@ -53,6 +56,15 @@ func TestWaiterVideo(t *testing.T) {
 		// OCR may split a word ("Lau nch"): the slide's letters in order are what counts.
 		if !strings.Contains(u, frame) || !strings.Contains(strings.ReplaceAll(u, " ", ""), strings.ReplaceAll(s, " ", "")) {
 			t.Errorf("the model got %q; want keyframe %d (%s) with its text %q", u, i+1, frame, s)
+		}
+	}
+	if imgs := msgs[len(msgs)-1].Images; len(imgs) != 3 {
+		t.Errorf("the vision model got %d images with the message, want the 3 keyframes", len(imgs))
+	} else {
+		for i, im := range imgs {
+			if im.MIME != "image/png" || len(im.Data) < 1000 {
+				t.Errorf("image %d: %s, %d bytes; want a PNG keyframe", i, im.MIME, len(im.Data))
+			}
 		}
 	}
 	if !strings.Contains(u, "3 keyframes, at 0:00, 0:03, 0:06") {
