@@ -42,11 +42,17 @@ func TestWaiterVideo(t *testing.T) {
 	}
 	clip := filepath.Join(e.root, "meeting.mp4")
 	if out, err := exec.Command("ffmpeg", "-y", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=white:s=960x540:d=9:r=10",
-		"-vf", strings.Join(vf, ","), "-c:v", "libx264", "-pix_fmt", "yuv420p", clip).CombinedOutput(); err != nil {
+		"-f", "lavfi", "-i", "sine=frequency=330:d=9", "-vf", strings.Join(vf, ","), "-c:v", "libx264", "-pix_fmt", "yuv420p",
+		"-c:a", "aac", "-shortest", clip).CombinedOutput(); err != nil {
 		t.Fatalf("ffmpeg: %v: %s", err, out)
 	}
-	if _, errOut, code := e.waiter("", nil, "ask", "--attach", clip, "notes from today's meeting"); code != 0 {
+	_, errOut, code := e.waiter("", nil, "ask", "--attach", clip, "notes from today's meeting")
+	if code != 0 {
 		t.Fatalf("ask --attach meeting.mp4: exit %d: %s", code, errOut)
+	}
+	// Its sound is kept for speech recognition; without a speech model the owner is told.
+	if !strings.Contains(errOut, "note: meeting.mp4 sound.ogg was not transcribed") {
+		t.Errorf("stderr %q: want the note that the video's sound was not transcribed", errOut)
 	}
 	reqs := fake.Requests()
 	msgs := reqs[len(reqs)-1].Messages
@@ -67,13 +73,16 @@ func TestWaiterVideo(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(u, "3 keyframes, at 0:00, 0:03, 0:06") {
+	if !strings.Contains(u, "3 keyframes, at 0:00, 0:03, 0:06; its sound is kept as Ogg/Opus") {
 		t.Errorf("the model got %q; want the video's description", u)
 	}
 	var hist []client.Message
 	e.waiterJSON(&hist, "history", "--json")
-	if len(hist) == 0 || len(hist[0].Blocks) != 4 {
-		t.Fatalf("history = %+v; want the message with the video's description and three keyframes", hist)
+	if len(hist) == 0 || len(hist[0].Blocks) != 5 {
+		t.Fatalf("history = %+v; want the message with the video's description, three keyframes and its sound", hist)
+	}
+	if s := hist[0].Blocks[4]; s.Kind != "audio" || s.MIME != "audio/ogg" || s.Name != "meeting.mp4 sound.ogg" {
+		t.Errorf("the last block is %s %s %q; want the video's sound as Ogg/Opus", s.Kind, s.MIME, s.Name)
 	}
 	for _, q := range []string{"Orion budget", "hire engineers", "October"} {
 		var hits []client.MemoryHit

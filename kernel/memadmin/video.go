@@ -24,9 +24,10 @@ func MediaBlocks(ctx context.Context, as []client.Attachment) ([]memory.Block, [
 }
 
 // VideoKeyframes replaces each video block by what memory keeps of it: a text block that
-// describes the video (its name, type, size and keyframe times) followed by its keyframes as
-// image blocks ("clip.mp4 0:03.png"), which OCR then reads like photos, so that a slide's words
-// find the message. The video file itself is not stored. A video without pictures (a voice
+// describes the video (its name, type, size and keyframe times), its keyframes as image blocks
+// ("clip.mp4 0:03.png"), which OCR then reads like photos, so that a slide's words find the
+// message, and its sound as an Ogg/Opus audio block ("clip.mp4 sound.ogg"), which speech
+// recognition transcribes when a model is installed. The video file itself is not stored. A video without pictures (a voice
 // recording in WebM) becomes an audio block. When ffmpeg is missing or cannot read the video,
 // the text block says so and a note tells the owner.
 func VideoKeyframes(ctx context.Context, blocks []memory.Block) (out []memory.Block, notes []string) {
@@ -56,10 +57,22 @@ func VideoKeyframes(ctx context.Context, blocks []memory.Block) (out []memory.Bl
 		for i, f := range frames {
 			times[i] = clock(f.Time)
 		}
-		desc.Text = fmt.Sprintf("[video %q, %s, %d bytes: %d keyframes, at %s; the video itself is not stored]", b.Name, b.MIME, len(b.Data), len(frames), strings.Join(times, ", "))
+		sound, err := video.Sound(ctx, b.Data, "")
+		kept := "its sound is kept as Ogg/Opus"
+		switch {
+		case errors.Is(err, video.ErrNoSound):
+			kept = "it has no sound"
+		case err != nil:
+			kept = "its sound was not read"
+			notes = append(notes, fmt.Sprintf("%s: its sound was not read (%v).", b.Name, err))
+		}
+		desc.Text = fmt.Sprintf("[video %q, %s, %d bytes: %d keyframes, at %s; %s; the video itself is not stored]", b.Name, b.MIME, len(b.Data), len(frames), strings.Join(times, ", "), kept)
 		out = append(out, desc)
 		for i, f := range frames {
 			out = append(out, memory.Block{Kind: memory.BlockImage, Name: fmt.Sprintf("%s %s.png", b.Name, times[i]), MIME: "image/png", Data: f.PNG})
+		}
+		if err == nil { // transcribed next, like a voice message, when a speech model is installed
+			out = append(out, memory.Block{Kind: memory.BlockAudio, Name: b.Name + " sound.ogg", MIME: "audio/ogg", Data: sound})
 		}
 	}
 	return out, notes

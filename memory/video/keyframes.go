@@ -150,3 +150,53 @@ func tail(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// ErrNoSound is returned by [Sound] for a video without an audio stream.
+var ErrNoSound = errors.New("video: no sound in it")
+
+// MaxSound bounds the sound kept of one video: its first hour (at 32 kbit/s, about 15 MB).
+const MaxSound = time.Hour
+
+// Sound returns the video's audio track as Ogg/Opus (mono, 24 kHz, 32 kbit/s: speech stays
+// clear at a tenth of a WAV's size), at most [MaxSound] of it, for speech recognition and to
+// keep what was said findable without keeping the video.
+func Sound(ctx context.Context, data []byte, ffmpeg string) ([]byte, error) {
+	if len(data) == 0 {
+		return nil, errors.New("video: empty file")
+	}
+	if ffmpeg == "" {
+		ffmpeg = "ffmpeg"
+	}
+	bin, err := exec.LookPath(ffmpeg)
+	if err != nil {
+		return nil, ErrNoFFmpeg
+	}
+	dir, err := os.MkdirTemp("", "hologram-video-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "sound.ogg")
+	if err := os.WriteFile(in, data, 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "-hide_banner", "-nostdin", "-loglevel", "error", "-i", in,
+		"-vn", "-sn", "-dn", "-t", strconv.Itoa(int(MaxSound/time.Second)), "-ac", "1", "-ar", "24000",
+		"-c:a", "libopus", "-b:a", "32k", "-application", "voip", "-f", "ogg", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if bytes.Contains(stderr.Bytes(), []byte("does not contain any stream")) {
+			return nil, ErrNoSound
+		}
+		return nil, fmt.Errorf("video: ffmpeg cannot read its sound: %v: %s", err, tail(stderr.Bytes(), 400))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -150,3 +150,30 @@ func TestKeyframesRefuses(t *testing.T) {
 		t.Error("a cancelled extraction succeeded")
 	}
 }
+
+func TestSound(t *testing.T) {
+	needFFmpeg(t)
+	withSound := func(t *testing.T) []byte {
+		out := filepath.Join(t.TempDir(), "talk.mp4")
+		if b, err := exec.Command("ffmpeg", "-y", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=white:s=320x240:d=3:r=10",
+			"-f", "lavfi", "-i", "sine=frequency=440:d=3", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", out).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v: %s", err, b)
+		}
+		b, _ := os.ReadFile(out)
+		return b
+	}
+	ogg, err := Sound(context.Background(), withSound(t), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ogg) < 1000 || string(ogg[:4]) != "OggS" || !bytes.Contains(ogg[:200], []byte("OpusHead")) {
+		t.Fatalf("not Ogg/Opus: %d bytes % x", len(ogg), ogg[:min(len(ogg), 32)])
+	}
+	silent := clip(t, "silent.mp4", "color=white:s=320x240:d=2:r=10", "", "-c:v", "libx264")
+	if _, err := Sound(context.Background(), silent, ""); !errors.Is(err, ErrNoSound) {
+		t.Errorf("a video without sound: %v, want ErrNoSound", err)
+	}
+	if _, err := Sound(context.Background(), []byte("x"), filepath.Join(t.TempDir(), "ffmpeg")); !errors.Is(err, ErrNoFFmpeg) {
+		t.Errorf("without ffmpeg: %v", err)
+	}
+}
