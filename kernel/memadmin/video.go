@@ -27,8 +27,8 @@ func MediaBlocks(ctx context.Context, as []client.Attachment) ([]memory.Block, [
 // describes the video (its name, type, size and keyframe times), its keyframes as image blocks
 // ("clip.mp4 0:03.png"), which OCR then reads like photos, so that a slide's words find the
 // message, and its sound as an Ogg/Opus audio block ("clip.mp4 sound.ogg"), which speech
-// recognition transcribes when a model is installed. The video file itself is not stored. A video without pictures (a voice
-// recording in WebM) becomes an audio block. When ffmpeg is missing or cannot read the video,
+// recognition transcribes when a model is installed. The video file itself is not stored. A
+// video without pictures (a voice recording in WebM) becomes an audio block. When ffmpeg is missing or cannot read the video,
 // the text block says so and a note tells the owner.
 func VideoKeyframes(ctx context.Context, blocks []memory.Block) (out []memory.Block, notes []string) {
 	out = make([]memory.Block, 0, len(blocks))
@@ -37,7 +37,8 @@ func VideoKeyframes(ctx context.Context, blocks []memory.Block) (out []memory.Bl
 			out = append(out, b)
 			continue
 		}
-		frames, err := video.Keyframes(ctx, b.Data, video.Options{})
+		v, err := video.Read(ctx, b.Data, video.Options{})
+		frames := v.Frames
 		if errors.Is(err, video.ErrNoPicture) {
 			b.Kind = memory.BlockAudio
 			if b.MIME == "video/webm" {
@@ -57,9 +58,8 @@ func VideoKeyframes(ctx context.Context, blocks []memory.Block) (out []memory.Bl
 		for i, f := range frames {
 			times[i] = clock(f.Time)
 		}
-		sound, err := video.Sound(ctx, b.Data, "")
 		kept := "its sound is kept as Ogg/Opus"
-		switch {
+		switch err := v.SoundErr; {
 		case errors.Is(err, video.ErrNoSound):
 			kept = "it has no sound"
 		case err != nil:
@@ -71,8 +71,8 @@ func VideoKeyframes(ctx context.Context, blocks []memory.Block) (out []memory.Bl
 		for i, f := range frames {
 			out = append(out, memory.Block{Kind: memory.BlockImage, Name: fmt.Sprintf("%s %s.png", b.Name, times[i]), MIME: "image/png", Data: f.PNG})
 		}
-		if err == nil { // transcribed next, like a voice message, when a speech model is installed
-			out = append(out, memory.Block{Kind: memory.BlockAudio, Name: b.Name + " sound.ogg", MIME: "audio/ogg", Data: sound})
+		if v.SoundErr == nil { // transcribed next, like a voice message, when a speech model is installed
+			out = append(out, memory.Block{Kind: memory.BlockAudio, Name: b.Name + " sound.ogg", MIME: "audio/ogg", Data: v.Sound})
 		}
 	}
 	return out, notes

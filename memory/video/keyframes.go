@@ -63,6 +63,94 @@ var ptsTime = regexp.MustCompile(`pts_time:\s*([0-9.]+)`)
 // Keyframes returns the keyframes of the video data (any container and codec ffmpeg reads: MP4,
 // WebM, MKV, MOV…), in time order.
 func Keyframes(ctx context.Context, data []byte, opts Options) ([]Frame, error) {
+	var frames []Frame
+	err := withInput(data, opts.FFmpeg, func(bin, dir, in string) (err error) {
+		frames, err = keyframes(ctx, bin, dir, in, opts)
+		return err
+	})
+	return frames, err
+}
+
+// Sound returns the video's audio track as Ogg/Opus (mono, 24 kHz, 32 kbit/s: speech stays
+// clear at a tenth of a WAV's size), at most [MaxSound] of it, for speech recognition and to
+// keep what was said findable without keeping the video.
+func Sound(ctx context.Context, data []byte, ffmpeg string) ([]byte, error) {
+	var b []byte
+	err := withInput(data, ffmpeg, func(bin, dir, in string) (err error) {
+		b, err = sound(ctx, bin, dir, in)
+		return err
+	})
+	return b, err
+}
+
+// Video is what [Read] takes from a video.
+type Video struct {
+	Frames []Frame
+	// Sound is the audio track as Ogg/Opus ([Sound]); nil with SoundErr set when there is
+	// none ([ErrNoSound]) or it could not be read.
+	Sound    []byte
+	SoundErr error
+}
+
+// Read returns both the keyframes and the sound of a video, writing it to disk once. Its error
+// is the keyframes' ([Keyframes]); the sound's is in Video.SoundErr.
+func Read(ctx context.Context, data []byte, opts Options) (Video, error) {
+	var v Video
+	err := withInput(data, opts.FFmpeg, func(bin, dir, in string) (err error) {
+		if v.Frames, err = keyframes(ctx, bin, dir, in, opts); err != nil {
+			return err
+		}
+		v.Sound, v.SoundErr = sound(ctx, bin, dir, in)
+		return nil
+	})
+	return v, err
+}
+
+// withInput finds ffmpeg (ffmpeg: its name, "" for "ffmpeg" on PATH) and writes data to a file
+// in a new temporary directory (a file: MP4's index may sit at its end), which fn works in and
+// which is removed afterwards.
+func withInput(data []byte, ffmpeg string, fn func(bin, dir, in string) error) error {
+	if len(data) == 0 {
+		return errors.New("video: empty file")
+	}
+	if ffmpeg == "" {
+		ffmpeg = "ffmpeg"
+	}
+	bin, err := exec.LookPath(ffmpeg)
+	if err != nil {
+		return ErrNoFFmpeg
+	}
+	dir, err := os.MkdirTemp("", "hologram-video-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "in")
+	if err := os.WriteFile(in, data, 0o600); err != nil {
+		return err
+	}
+	return fn(bin, dir, in)
+}
+
+// run runs ffmpeg with args and returns its messages; what, in the error, names what it read.
+// A file without the stream it asked for is noStream.
+func run(ctx context.Context, bin, what string, noStream error, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-hide_banner", "-nostdin"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if bytes.Contains(stderr.Bytes(), []byte("does not contain any stream")) {
+			return nil, noStream
+		}
+		return nil, fmt.Errorf("video: ffmpeg cannot read %s: %v: %s", what, err, tail(stderr.Bytes(), 400))
+	}
+	return stderr.Bytes(), nil
+}
+
+func keyframes(ctx context.Context, bin, dir, in string, opts Options) ([]Frame, error) {
 	if opts.Scene <= 0 {
 		opts.Scene = DefaultScene
 	}
@@ -75,46 +163,18 @@ func Keyframes(ctx context.Context, data []byte, opts Options) ([]Frame, error) 
 	if opts.MaxWidth <= 0 {
 		opts.MaxWidth = DefaultMaxWidth
 	}
-	if len(data) == 0 {
-		return nil, errors.New("video: empty file")
-	}
-	name := opts.FFmpeg
-	if name == "" {
-		name = "ffmpeg"
-	}
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		return nil, ErrNoFFmpeg
-	}
-	dir, err := os.MkdirTemp("", "hologram-video-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	in := filepath.Join(dir, "in") // a file: MP4's index may sit at its end
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		return nil, err
-	}
 	// The first frame, then frames that change the picture by more than the threshold and come
 	// at least MinGap after the last one kept; showinfo logs the kept frames' times.
 	sel := fmt.Sprintf("select='eq(n\\,0)+gt(scene\\,%g)*gte(t-prev_selected_t\\,%g)'", opts.Scene, opts.MinGap.Seconds())
 	vf := sel + fmt.Sprintf(",scale='min(%d\\,iw)':-2", opts.MaxWidth) + ",showinfo"
-	cmd := exec.CommandContext(ctx, bin, "-hide_banner", "-nostdin", "-loglevel", "info", "-i", in,
+	log, err := run(ctx, bin, "it", ErrNoPicture, "-loglevel", "info", "-i", in,
 		"-an", "-sn", "-dn", "-vf", vf, "-fps_mode", "vfr", "-frames:v", strconv.Itoa(opts.MaxFrames),
 		"-f", "image2", filepath.Join(dir, "k%03d.png"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if bytes.Contains(stderr.Bytes(), []byte("does not contain any stream")) {
-			return nil, ErrNoPicture
-		}
-		return nil, fmt.Errorf("video: ffmpeg cannot read it: %v: %s", err, tail(stderr.Bytes(), 400))
+	if err != nil {
+		return nil, err
 	}
 	var times []time.Duration
-	for _, m := range ptsTime.FindAllSubmatch(stderr.Bytes(), -1) {
+	for _, m := range ptsTime.FindAllSubmatch(log, -1) {
 		if s, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
 			times = append(times, time.Duration(s*float64(time.Second)))
 		}
@@ -142,6 +202,22 @@ func Keyframes(ctx context.Context, data []byte, opts Options) ([]Frame, error) 
 	return frames, nil
 }
 
+// ErrNoSound is returned by [Sound] for a video without an audio stream.
+var ErrNoSound = errors.New("video: no sound in it")
+
+// MaxSound bounds the sound kept of one video: its first hour (at 32 kbit/s, about 15 MB).
+const MaxSound = time.Hour
+
+func sound(ctx context.Context, bin, dir, in string) ([]byte, error) {
+	out := filepath.Join(dir, "sound.ogg")
+	if _, err := run(ctx, bin, "its sound", ErrNoSound, "-loglevel", "error", "-i", in,
+		"-vn", "-sn", "-dn", "-t", strconv.Itoa(int(MaxSound/time.Second)), "-ac", "1", "-ar", "24000",
+		"-c:a", "libopus", "-b:a", "32k", "-application", "voip", "-f", "ogg", out); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+}
+
 // tail is the end of ffmpeg's messages (its reason comes last).
 func tail(b []byte, n int) string {
 	b = bytes.TrimSpace(b)
@@ -149,54 +225,4 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
-}
-
-// ErrNoSound is returned by [Sound] for a video without an audio stream.
-var ErrNoSound = errors.New("video: no sound in it")
-
-// MaxSound bounds the sound kept of one video: its first hour (at 32 kbit/s, about 15 MB).
-const MaxSound = time.Hour
-
-// Sound returns the video's audio track as Ogg/Opus (mono, 24 kHz, 32 kbit/s: speech stays
-// clear at a tenth of a WAV's size), at most [MaxSound] of it, for speech recognition and to
-// keep what was said findable without keeping the video.
-func Sound(ctx context.Context, data []byte, ffmpeg string) ([]byte, error) {
-	if len(data) == 0 {
-		return nil, errors.New("video: empty file")
-	}
-	if ffmpeg == "" {
-		ffmpeg = "ffmpeg"
-	}
-	bin, err := exec.LookPath(ffmpeg)
-	if err != nil {
-		return nil, ErrNoFFmpeg
-	}
-	dir, err := os.MkdirTemp("", "hologram-video-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "sound.ogg")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, bin, "-hide_banner", "-nostdin", "-loglevel", "error", "-i", in,
-		"-vn", "-sn", "-dn", "-t", strconv.Itoa(int(MaxSound/time.Second)), "-ac", "1", "-ar", "24000",
-		"-c:a", "libopus", "-b:a", "32k", "-application", "voip", "-f", "ogg", out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if bytes.Contains(stderr.Bytes(), []byte("does not contain any stream")) {
-			return nil, ErrNoSound
-		}
-		return nil, fmt.Errorf("video: ffmpeg cannot read its sound: %v: %s", err, tail(stderr.Bytes(), 400))
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
 }
