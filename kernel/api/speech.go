@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hologramagent/hologram/kernel/speech"
@@ -100,7 +101,7 @@ func prefersOgg(accept string) bool {
 	for _, part := range strings.Split(accept, ",") {
 		typ, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		typ = strings.ToLower(strings.TrimSpace(typ))
-		if strings.ReplaceAll(strings.TrimSpace(params), " ", "") == "q=0" {
+		if refusedType(params) {
 			continue
 		}
 		switch typ {
@@ -108,6 +109,18 @@ func prefersOgg(accept string) bool {
 			return true
 		case "audio/wav", "audio/x-wav", "audio/wave", "audio/*":
 			return false
+		}
+	}
+	return false
+}
+
+// refusedType reports whether an Accept entry's parameters give it quality 0 ("q=0", "q=0.0").
+func refusedType(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && q == 0
 		}
 	}
 	return false

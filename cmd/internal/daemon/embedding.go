@@ -27,7 +27,7 @@ func NewOCR(env func(string) string, rt *embed.ORT, log *slog.Logger) kernel.OCR
 }
 
 // NewSTT finds the voice activity model for the kernel's transcription of voice messages, which
-// uses the model manager's installed speech model (`waiter models install whisper-base`) with
+// uses the model manager's installed speech model (`waiter model install whisper-base`) with
 // rt. Without a speech model, runtime or ffmpeg voice messages are kept as audio, and each
 // turn says so.
 func NewSTT(env func(string) string, emb kernel.EmbeddingDeps, log *slog.Logger) kernel.STTDeps {
