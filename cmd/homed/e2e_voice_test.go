@@ -125,13 +125,7 @@ func TestWebUIVoice(t *testing.T) {
 	if _, err := os.Stat("../../build/models/vad/silero_vad_v5.onnx"); err != nil {
 		needVoiceAsset(t, "run `make assets`", err)
 	}
-	shots, err := filepath.Abs(filepath.Join("..", "..", "build", "screenshots"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := screenshotDir(t)
 	e := newEnv(t)
 	fake := llmtest.NewServer(t)
 	base, token := v1Homed(t, e, "")

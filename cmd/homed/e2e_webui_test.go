@@ -41,13 +41,7 @@ func TestWebUI(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Fatalf("Debian's chromium: %v (.ci/deps.sh installs it)", err)
 	}
-	shots, err := filepath.Abs(filepath.Join("..", "..", "build", "screenshots"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := screenshotDir(t)
 	fake := startFakeOpenAI(t)
 	e := newEnv(t)
 	// The shell plugin asks the owner before running a command: its approvals are answered in
@@ -189,13 +183,7 @@ func TestWebUIPairing(t *testing.T) {
 	if _, err := exec.LookPath("zbarimg"); err != nil {
 		t.Fatalf("zbarimg: %v (.ci/deps.sh installs zbar-tools)", err)
 	}
-	shots, err := filepath.Abs(filepath.Join("..", "..", "build", "screenshots"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	shots := screenshotDir(t)
 	e := newEnv(t)
 	base, _ := v1Homed(t, e, "")
 	pairing := func(png string) client.Pairing {
@@ -253,4 +241,18 @@ func TestWebUIPairing(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&devs); err != nil || len(devs.Devices) != 2 {
 		t.Fatalf("devices: %v %v", devs, err)
 	}
+}
+
+// screenshotDir is build/screenshots (made when missing), where the web UI tests leave their
+// screenshots to look at.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	shots, err := filepath.Abs(filepath.Join("..", "..", "build", "screenshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return shots
 }
