@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,7 +193,7 @@ type chatSession struct {
 	hist  []client.Message
 	more  bool
 	draft string
-	atts  []client.Attachment
+	atts  []client.File // pending: a video or large file is kept as a path and streamed at send
 	turn  *chatTurn
 }
 
@@ -592,34 +591,31 @@ func (vm *ChatVM) SetDraft(text string) {
 }
 
 // Attachments returns the current session's pending attachments.
-func (vm *ChatVM) Attachments() []client.Attachment {
+func (vm *ChatVM) Attachments() []ChatAttachment {
 	vm.mu.Lock()
 	defer vm.mu.Unlock()
-	return append([]client.Attachment(nil), vm.sess(vm.current).atts...)
+	var out []ChatAttachment
+	for _, f := range vm.sess(vm.current).atts {
+		out = append(out, chatAttachmentView(f))
+	}
+	return out
 }
 
-// AddAttachment reads a file to send with the next message: text (valid UTF-8), an image or
-// audio, told by content, at most [client.MaxAttachmentBytes].
+// AddAttachment adds a file to send with the next message: text (valid UTF-8), an image,
+// audio or a video, told by content ([client.OpenFile]). Text, images and audio are read now
+// (at most [client.MaxAttachmentBytes]); a video, or an image or audio file over
+// [client.InlineBytes], is streamed to the kernel when the message is sent, up to the kernel's
+// upload limit.
 func (vm *ChatVM) AddAttachment(path string) error {
-	st, err := os.Stat(path)
+	f, err := client.OpenFile(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", Tf("Cannot attach %s", filepath.Base(path)), err)
 	}
-	if !st.Mode().IsRegular() {
-		return errors.New(Tf("Cannot attach %s: it is not a regular file.", filepath.Base(path)))
-	}
-	if st.Size() > client.MaxAttachmentBytes {
-		return errors.New(Tf("Cannot attach %s: it has %s, at most %s.", filepath.Base(path), chatSize(st.Size()), chatSize(client.MaxAttachmentBytes)))
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", Tf("Cannot attach %s", filepath.Base(path)), err)
-	}
-	return vm.AddAttachmentData(filepath.Base(path), "", b)
+	return vm.addFile(f)
 }
 
 // AddAttachmentData adds pasted or dropped data to send with the next message. An empty mime
-// is detected from the content; the kind (text, image, audio) always is.
+// is detected from the content; the kind (text, image, audio, video) always is.
 func (vm *ChatVM) AddAttachmentData(name, mime string, data []byte) error {
 	if len(data) == 0 {
 		return errors.New(Tf("Cannot attach %s: it is empty.", name))
@@ -650,13 +646,18 @@ func (vm *ChatVM) AddAttachmentData(name, mime string, data []byte) error {
 	default:
 		return errors.New(Tf("Cannot attach %s: it is %s, not text, an image, audio or video.", name, detected))
 	}
+	return vm.addFile(client.File{Attachment: a, Size: int64(len(data))})
+}
+
+// addFile adds a pending attachment to the current session.
+func (vm *ChatVM) addFile(f client.File) error {
 	vm.mu.Lock()
 	s := vm.sess(vm.current)
 	if len(s.atts) >= client.MaxAttachments {
 		vm.mu.Unlock()
-		return errors.New(Tf("Cannot attach %s: a message takes at most %d attachments.", name, client.MaxAttachments))
+		return errors.New(Tf("Cannot attach %s: a message takes at most %d attachments.", f.Name, client.MaxAttachments))
 	}
-	s.atts = append(s.atts, a)
+	s.atts = append(s.atts, f)
 	id := vm.current
 	vm.mu.Unlock()
 	vm.notify(ChatChange{Kind: ChatAttachmentsChanged, Session: id})
@@ -678,11 +679,8 @@ func (vm *ChatVM) RemoveAttachment(i int) {
 }
 
 // chatAttachmentView is how a message shows an attachment it sends.
-func chatAttachmentView(a client.Attachment) ChatAttachment {
-	v := ChatAttachment{Kind: a.Kind, Name: a.Name, MIME: a.MIME, Size: int64(len(a.Data))}
-	if a.Kind == "text" {
-		v.Size = int64(len(a.Text))
-	}
+func chatAttachmentView(a client.File) ChatAttachment {
+	v := ChatAttachment{Kind: a.Kind, Name: a.Name, MIME: a.MIME, Size: a.Size}
 	if a.Kind == "image" {
 		v.Data = a.Data
 	}
@@ -714,11 +712,11 @@ func (vm *ChatVM) Send() error {
 			names[i] = a.Name
 		}
 		shown = "[" + strings.Join(names, ", ") + "]"
-		if !slices.ContainsFunc(s.atts, func(a client.Attachment) bool { return a.Kind == "audio" }) {
+		if !slices.ContainsFunc(s.atts, func(a client.File) bool { return a.Kind == "audio" }) {
 			input = shown // a voice message is sent without text: the kernel makes its transcript the message
 		}
 	}
-	req := client.ChatRequest{Session: id, Input: input, Channel: vm.opts.Channel, Attachments: s.atts}
+	req := client.ChatRequest{Session: id, Input: input, Channel: vm.opts.Channel}
 	draft, atts := s.draft, s.atts
 	user := ChatMessage{Role: ChatRoleUser, Text: shown, Time: time.Now()}
 	for _, a := range atts {
@@ -747,9 +745,14 @@ func (vm *ChatVM) Send() error {
 }
 
 // runTurn streams one turn into session id's messages and ends it.
-func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req client.ChatRequest, draft string, atts []client.Attachment) {
+func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req client.ChatRequest, draft string, atts []client.File) {
 	defer t.cancel()
-	res, err := vm.svc.Chat(ctx, req, func(ev client.ChatEvent) { vm.apply(id, t, ev) })
+	var res client.ChatResult
+	var err error
+	// Videos and large files stream to the kernel first; a failure there is a turn never sent.
+	if req.Attachments, err = client.UploadFiles(ctx, vm.svc, atts); err == nil {
+		res, err = vm.svc.Chat(ctx, req, func(ev client.ChatEvent) { vm.apply(id, t, ev) })
+	}
 
 	vm.mu.Lock()
 	s := vm.sess(id)

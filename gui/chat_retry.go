@@ -11,7 +11,7 @@ import (
 // (input "", a turn never sent) the draft that was given back.
 type chatRetry struct {
 	input string
-	atts  []client.Attachment
+	atts  []client.File
 }
 
 // ErrChatNoRetry says the message cannot be retried (not an error, or not a turn's).

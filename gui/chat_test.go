@@ -647,6 +647,84 @@ func TestChatAttachments(t *testing.T) {
 	}
 }
 
+// TestChatStreamedAttachments: a video and an image over client.InlineBytes are kept as paths
+// and streamed to the kernel (POST /api/v1/uploads) when the message is sent, named in the chat
+// request by their upload IDs; a video over the kernel's upload limit gives the message back
+// without a byte uploaded.
+func TestChatStreamedAttachments(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mp4 := append([]byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"), bytes.Repeat([]byte{7}, 4096)...)
+	bigPNG := append(chatPNG(t), bytes.Repeat([]byte{0}, client.InlineBytes)...)
+	test.NewTempApp(t)
+	f := clienttest.New()
+	vm := NewChatVM(chatKernel(t, f, true), ChatOptions{})
+	u := chatTestView(t, vm)
+	for _, p := range []string{write("clip.mp4", mp4), write("big.png", bigPNG)} {
+		if err := vm.AddAttachment(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := vm.Attachments(); len(got) != 2 || got[0].Kind != "video" || got[0].Size != int64(len(mp4)) || got[1].Kind != "image" {
+		t.Fatalf("pending %+v", got)
+	}
+	chatSend(t, vm, "our holiday")
+	u.settle()
+	var req client.ChatRequest
+	if err := json.Unmarshal([]byte(chatLastBody(t, f, "/api/v1/chat")), &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Attachments) != 2 {
+		t.Fatalf("sent %+v", req.Attachments)
+	}
+	for i, want := range [][]byte{mp4, bigPNG} {
+		a := req.Attachments[i]
+		got, ok := f.Uploaded(a.Upload)
+		if a.Data != nil || !ok || !bytes.Equal(got, want) {
+			t.Errorf("attachment %d (%s): upload %q received %v (%d bytes), inline %d bytes", i, a.Kind, a.Upload, ok, len(got), len(a.Data))
+		}
+	}
+	if m, _ := vm.Message(1); m.Text != "PONG: our holiday" {
+		t.Errorf("reply %q", m.Text)
+	}
+
+	// Over the kernel's limit (a sparse file): refused before the upload, the draft given back.
+	huge := filepath.Join(dir, "huge.mp4")
+	if err := os.WriteFile(huge, mp4, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, clienttest.MaxUploadBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := vm.AddAttachment(huge); err != nil {
+		t.Fatal(err)
+	}
+	uploads := func() (n int) {
+		for _, r := range f.Requests() {
+			if strings.HasPrefix(r.Path, "/api/v1/uploads") {
+				n++
+			}
+		}
+		return n
+	}
+	before := uploads()
+	chatSend(t, vm, "too big")
+	u.settle()
+	msgs := vm.Messages()
+	if last := msgs[len(msgs)-1]; last.Role != ChatRoleError || !strings.Contains(last.Text, "more than the kernel's upload limit (64 MiB") {
+		t.Errorf("last message %v %q", last.Role, last.Text)
+	}
+	if uploads() != before || vm.Draft() != "too big" || len(vm.Attachments()) != 1 {
+		t.Errorf("%d uploads sent, draft %q, %d pending", uploads()-before, vm.Draft(), len(vm.Attachments()))
+	}
+}
+
 func chatImages(o fyne.CanvasObject) int {
 	switch o := o.(type) {
 	case *canvas.Image:

@@ -362,11 +362,7 @@ func (v *chatView) refreshChips() {
 		case "video":
 			icon = theme.FileVideoIcon()
 		}
-		size := len(a.Data)
-		if a.Kind == "text" {
-			size = len(a.Text)
-		}
-		label := widget.NewLabelWithStyle(fmt.Sprintf("%s (%s)", a.Name, chatSize(int64(size))), fyne.TextAlignLeading, fyne.TextStyle{})
+		label := widget.NewLabelWithStyle(fmt.Sprintf("%s (%s)", a.Name, chatSize(a.Size)), fyne.TextAlignLeading, fyne.TextStyle{})
 		remove := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { v.vm.RemoveAttachment(i) })
 		remove.Importance = widget.LowImportance
 		v.chips.Add(container.NewHBox(widget.NewIcon(icon), label, remove))

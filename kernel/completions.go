@@ -38,7 +38,7 @@ func (k completionRole) Complete(ctx context.Context, req client.CompletionReque
 	if err := completion.CheckScope(req, sess, scope, guest); err != nil {
 		return client.ChatResult{}, err
 	}
-	blocks, _, err := memadmin.MediaBlocks(ctx, req.Attachments) // the last user message's images
+	blocks, _, err := memadmin.MediaBlocks(ctx, req.Attachments, nil) // the last user message's images
 	if err != nil {
 		return client.ChatResult{}, err
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/llm"
@@ -182,24 +181,10 @@ func (k providerRole) TestProvider(ctx context.Context, p client.ProviderConfig)
 	if check.Model == "" {
 		check.Model = p.Model
 	}
-	check.Reply = firstRunes(strings.TrimSpace(resp.Message.Content), testReplyLen)
+	reply := []rune(strings.TrimSpace(resp.Message.Content))
+	check.Reply = string(reply[:min(len(reply), testReplyLen)])
 	k.log.Info("provider test passed", "provider", p.Name, "base_url", p.BaseURL, "model", check.Model, "ms", latency.Milliseconds())
 	return check, nil
-}
-
-// firstRunes returns the first n characters of s.
-func firstRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }
 
 // DetectProviders implements client.Service: it probes the detect targets concurrently, each

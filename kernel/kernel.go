@@ -27,6 +27,7 @@ import (
 	"github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/kernel/toolwin"
+	"github.com/hologramagent/hologram/kernel/uploads"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/engine"
 	"github.com/hologramagent/hologram/memory/graph"
@@ -124,6 +125,7 @@ type Kernel struct {
 	plugins *plugins // the plugin host and its tools (plugins.go)
 	ocr     *ocr.Lazy
 	stt     *stt.Lazy
+	uploads *uploads.Store // files streamed ahead of their chat message
 
 	provMu    sync.Mutex
 	providers []ProviderSettings // sorted by priority, name; keys opened
@@ -181,6 +183,7 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 	k.bus = events.New(events.Options{Logger: deps.Logger, Clock: deps.Clock, Guard: events.DenyPluginTypes(isKernelEvent)})
 	k.ocr = ocr.NewLazy(deps.OCR, deps.Logger)
 	k.stt = stt.NewLazy(deps.STT, deps.Logger)
+	k.uploads = uploads.New(cfg.DataDir, cfg.API.MaxUploadBytes)
 	m, err := newEngine(k, deps)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)

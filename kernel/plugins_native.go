@@ -264,7 +264,7 @@ func (s nativeServices) ChannelInput(ctx context.Context, plugin string, in prot
 	for i, b := range in.Blocks {
 		atts[i] = client.Attachment{Kind: b.Kind, Name: b.Name, MIME: b.MIME, Text: b.Text, Data: b.Data}
 	}
-	blocks, _, err := memadmin.MediaBlocks(ctx, atts)
+	blocks, _, err := memadmin.MediaBlocks(ctx, atts, nil)
 	if err != nil {
 		return protocol.ChannelInputResult{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -72,19 +73,20 @@ func (k systemRole) Status(ctx context.Context) (client.Status, error) {
 	k.turnMu.Unlock()
 	emb := k.embeddingStatus()
 	return client.Status{
-		Version:     Version,
-		PID:         os.Getpid(),
-		DataDir:     k.cfg.DataDir,
-		Socket:      k.cfg.Socket,
-		Started:     k.started,
-		Providers:   np,
-		Sessions:    len(sessions),
-		Tools:       len(k.agent.Tools()),
-		Ready:       snap.Ready,
-		Pending:     snap.Pending,
-		ActiveTurns: active,
-		Paused:      k.paused.Load(),
-		Embedding:   &emb,
+		Version:        Version,
+		PID:            os.Getpid(),
+		DataDir:        k.cfg.DataDir,
+		Socket:         k.cfg.Socket,
+		Started:        k.started,
+		Providers:      np,
+		Sessions:       len(sessions),
+		Tools:          len(k.agent.Tools()),
+		Ready:          snap.Ready,
+		Pending:        snap.Pending,
+		ActiveTurns:    active,
+		Paused:         k.paused.Load(),
+		Embedding:      &emb,
+		MaxUploadBytes: k.uploads.Max(),
 	}, nil
 }
 
@@ -118,7 +120,7 @@ func (k chatRole) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 	if sess.Channel != "" {
 		channel = sess.Channel
 	}
-	blocks, vnotes, err := memadmin.MediaBlocks(ctx, req.Attachments) // videos become keyframe images
+	blocks, vnotes, err := memadmin.MediaBlocks(ctx, req.Attachments, k.uploads) // videos become keyframe images
 	if err != nil {
 		return client.ChatResult{}, err
 	}
@@ -236,6 +238,11 @@ func (k chatRole) Cancel(ctx context.Context, turnID string) error {
 	}
 	t.cancel(context.Canceled)
 	return nil
+}
+
+// Upload implements client.Service: a file streamed ahead of its message (kernel/uploads).
+func (k chatRole) Upload(ctx context.Context, req client.UploadRequest, r io.Reader) (client.Upload, error) {
+	return k.uploads.Put(ctx, req, r)
 }
 
 // AnswerToolCall implements client.Service: a client's answer to a call of its own tool.

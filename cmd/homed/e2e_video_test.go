@@ -3,6 +3,10 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +20,9 @@ import (
 // TestWaiterVideo: a video sent with `waiter ask --attach` is read by its keyframes: a clip of
 // three slides (drawn by ffmpeg, 3 s each) gives three keyframes, OCR reads each slide's words,
 // the model sees them with the message, and memory search finds the message by each slide's
-// words. A file over the attachment limit is refused before anything is sent.
+// words. The video is streamed ahead of the message (POST /api/v1/uploads), not sent as base64
+// JSON, and deleted once read; a file over the kernel's upload limit (api.max_upload_bytes) is
+// refused by waiter before anything is sent, and by the kernel before it reads the body.
 func TestWaiterVideo(t *testing.T) {
 	for _, asset := range []string{"../../build/onnxruntime/libonnxruntime.so.1", "../../build/models/ocr/ppocr_keys_v1.txt"} {
 		if _, err := os.Stat(asset); err != nil {
@@ -29,6 +35,11 @@ func TestWaiterVideo(t *testing.T) {
 	const font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 	slides := []string{"Budget review for Orion", "Hire two engineers", "Launch in October"}
 	e := graphEnv(t)
+	const limit = 8 << 20
+	conf := filepath.Join(e.config, "hologram", "config.toml")
+	if err := os.WriteFile(conf, append(must(os.ReadFile(conf)), fmt.Sprintf("[api]\nmax_upload_bytes = %d\n", limit)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	fake := llmtest.NewServer(t)
 	e.start()
 	// A model that takes images: the keyframes go to it as images too, beside their text.
@@ -96,20 +107,66 @@ func TestWaiterVideo(t *testing.T) {
 		}
 	}
 
+	if left, _ := os.ReadDir(filepath.Join(e.data, "uploads")); len(left) != 0 {
+		t.Errorf("the upload was kept after its message: %v", left)
+	}
+
+	// Over the limit: a file that starts as an MP4 and is one byte too long (sparse).
 	big := filepath.Join(e.root, "holiday.mp4")
-	f, err := os.Create(big)
+	head, err := os.ReadFile(clip)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(client.MaxAttachmentBytes + 1); err != nil {
+	if err := os.WriteFile(big, head[:512], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := os.Truncate(big, limit+1); err != nil {
+		t.Fatal(err)
+	}
 	before := len(fake.Requests())
-	if _, errOut, code := e.waiter("", nil, "ask", "--attach", big, "our holiday"); code == 0 || !strings.Contains(errOut, "at most") {
+	if _, errOut, code := e.waiter("", nil, "ask", "--attach", big, "our holiday"); code == 0 || !strings.Contains(errOut, "more than the kernel's upload limit (8 MiB") {
 		t.Errorf("a video over the limit: exit %d: %s", code, errOut)
 	}
 	if n := len(fake.Requests()); n != before {
 		t.Errorf("the model was asked %d times for a refused video", n-before)
 	}
+	// The kernel refuses it from its length, before reading it: the body is never sent.
+	c, err := client.Dial(client.Options{Socket: e.sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cr := &countReader{r: f}
+	if _, err := c.Upload(context.Background(), client.UploadRequest{Name: "holiday.mp4", Size: limit + 1}, cr); !errors.Is(err, client.ErrTooLarge) || !strings.Contains(err.Error(), "more than the upload limit (8 MiB") {
+		t.Errorf("upload over the limit: %v", err)
+	}
+	if cr.n > 0 {
+		t.Errorf("%d bytes of a refused upload were sent", cr.n)
+	}
+	if left, _ := os.ReadDir(filepath.Join(e.data, "uploads")); len(left) != 0 {
+		t.Errorf("refused uploads left %v", left)
+	}
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

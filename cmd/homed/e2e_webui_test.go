@@ -24,7 +24,8 @@ import (
 // one (1280×800): the sign-in page, 401 for an anonymous browser, a wrong token refused, sign-in
 // with the token, the newest chat opened with its history paged (before=ID), a new chat renamed
 // and deleted, a streamed reply painted while it streams, Stop, Markdown with a code block
-// (escaped), an attachment (a photo picked on the phone, a text file dropped on the desktop)
+// (escaped), an attachment (a photo picked on the phone after a video over the upload limit is
+// refused before it is sent; a text file dropped on the desktop with a clip streamed ahead)
 // kept with its message over a reload (and the draft), a tool call with its state, the shell plugin's approval answered inline (Deny on the
 // phone, Approve on the desktop), sign-in with /#token=…, and a device revoked from
 // Settings sent back to sign-in, and the LCP of a 1,000-message chat (reported); then, in the
@@ -56,7 +57,14 @@ func TestWebUI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(shellConf, "shell.toml"), []byte("[[allow]]\nprogram = \"echo\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base, token := v1Homed(t, e, "")
+	// A one-second clip the desktop run attaches (a video is streamed ahead of its message).
+	clip := filepath.Join(e.root, "clip.mp4")
+	if out, err := exec.Command("ffmpeg", "-y", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=white:s=320x240:d=1:r=5",
+		"-c:v", "libx264", "-pix_fmt", "yuv420p", clip).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg (.ci/deps.sh installs it): %v: %s", err, out)
+	}
+	// A 2 MiB upload limit: web.mjs shows a larger video refused before it is uploaded.
+	base, token := v1Homed(t, e, "[api]\nmax_upload_bytes = 2097152\n")
 	seedBigSky(t, e) // the memory is empty until the chats below
 	e.addProvider(fake.url, "sk-web")
 	if out, errOut, code := e.waiter("", nil, "plugin", "enable", "shell"); code != 0 {
@@ -101,6 +109,7 @@ func TestWebUI(t *testing.T) {
 			start := time.Now()
 			cmd := exec.Command("node", filepath.Join(dir, "web.mjs"), base, token, size, shots, paged, long.ID)
 			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "WEB_VIDEO="+clip)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -119,8 +128,8 @@ func TestWebUI(t *testing.T) {
 			}
 		})
 	}
-	// The attachments went the real way: stored as blocks of their messages, the text one shown
-	// to the model.
+	// The attachments went the real way: stored as blocks of their messages (the clip as its
+	// first keyframe and its text), the text one shown to the model.
 	hist := webHistory(t, e, s.ID, "page=1&limit=500")
 	names := map[string]bool{}
 	for _, m := range hist.Messages {
@@ -128,7 +137,7 @@ func TestWebUI(t *testing.T) {
 			names[b.Kind+" "+b.Name] = true
 		}
 	}
-	if !names["image photo.png"] || !names["text notes.txt"] {
+	if !names["image photo.png"] || !names["text notes.txt"] || !names["image clip.mp4 0:00.png"] || !names["text clip.mp4"] {
 		t.Fatalf("the attachments stored: %v", names)
 	}
 	fake.lastRequestWith(t, "the web notes say hello")

@@ -7,13 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/hologramagent/hologram/kernel/client"
 )
@@ -25,12 +22,12 @@ func (a *app) ask(ctx context.Context, args []string) error {
 	fs := newFlags("ask")
 	session := fs.String("session", "", "session id")
 	var attach fileList
-	fs.Var(&attach, "attach", "attach a text, image or audio `file` (repeatable)")
+	fs.Var(&attach, "attach", "attach a text, image, audio or video `file` (repeatable)")
 	text, err := parse(fs, args, false)
 	if err != nil {
 		return err
 	}
-	atts, err := readAttachments(attach)
+	files, err := readAttachments(attach)
 	if err != nil {
 		return err
 	}
@@ -42,12 +39,16 @@ func (a *app) ask(ctx context.Context, args []string) error {
 		}
 		input = strings.TrimSpace(string(b))
 	}
-	if input == "" && !hasAudio(atts) {
+	if input == "" && !slices.ContainsFunc(files, func(f client.File) bool { return f.Kind == "audio" }) {
 		return usagef("ask needs a question: waiter ask TEXT... (or a voice message: waiter ask --attach voice.ogg)")
 	}
 	svc, err := a.service()
 	if err != nil {
 		return err
+	}
+	atts, err := client.UploadFiles(ctx, svc, files)
+	if err != nil {
+		return fmt.Errorf("attach %w", err)
 	}
 	p := newPrinter(a.stderr, a.stderr, a.getenv, false)
 	res, err := svc.Chat(ctx, client.ChatRequest{Session: *session, Input: input, Channel: "waiter", Attachments: atts}, p.event)
@@ -556,51 +557,19 @@ type fileList []string
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
-func hasAudio(as []client.Attachment) bool {
-	for _, a := range as {
-		if a.Kind == "audio" {
-			return true
-		}
-	}
-	return false
-}
-
-// readAttachments reads files to attach: text (valid UTF-8), images and audio, by content.
-func readAttachments(paths []string) ([]client.Attachment, error) {
+// readAttachments reads the --attach files ([client.OpenFile]): text, images, audio and video,
+// told by content; a video and a large image or audio file are streamed when the message is sent.
+func readAttachments(paths []string) ([]client.File, error) {
 	if len(paths) > client.MaxAttachments {
 		return nil, usagef("at most %d --attach files, got %d", client.MaxAttachments, len(paths))
 	}
-	var out []client.Attachment
+	out := make([]client.File, 0, len(paths))
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		f, err := client.OpenFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("attach: %w", err)
+			return nil, fmt.Errorf("attach %s: %w", p, err)
 		}
-		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("attach %s: not a regular file", p)
-		}
-		if st.Size() > client.MaxAttachmentBytes {
-			return nil, fmt.Errorf("attach %s: %d bytes, at most %d", p, st.Size(), client.MaxAttachmentBytes)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("attach: %w", err)
-		}
-		mime := http.DetectContentType(b)
-		a := client.Attachment{Name: filepath.Base(p), MIME: mime}
-		switch {
-		case strings.HasPrefix(mime, "text/") && utf8.Valid(b):
-			a.Kind, a.Text = "text", string(b)
-		case strings.HasPrefix(mime, "image/"):
-			a.Kind, a.Data = "image", b
-		case client.AudioMIME(mime, p) != "":
-			a.Kind, a.Data, a.MIME = "audio", b, client.AudioMIME(mime, p)
-		case client.VideoMIME(b, p) != "":
-			a.Kind, a.Data, a.MIME = "video", b, client.VideoMIME(b, p)
-		default:
-			return nil, fmt.Errorf("attach %s: %s is not text, an image, audio or video", p, mime)
-		}
-		out = append(out, a)
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -128,6 +128,10 @@ func (b *backend) Chat(ctx context.Context, req client.ChatRequest, emit func(cl
 
 func (b *backend) Cancel(context.Context, string) error { return nil }
 
+func (b *backend) Upload(context.Context, client.UploadRequest, io.Reader) (client.Upload, error) {
+	return client.Upload{}, client.ErrInvalid
+}
+
 func (b *backend) Approvals(context.Context) ([]client.Approval, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -24,6 +24,7 @@ type fakeBackend struct {
 	status          func(ctx context.Context) (client.Status, error)
 	chat            func(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error)
 	cancel          func(ctx context.Context, turnID string) error
+	upload          func(context.Context, client.UploadRequest, io.Reader) (client.Upload, error)
 	answerToolCall  func(ctx context.Context, turnID, callID string, a client.ToolAnswer) error
 	sessions        func(ctx context.Context) ([]client.Session, error)
 	createSession   func(ctx context.Context, s client.Session) (client.Session, error)
@@ -99,6 +100,13 @@ func (f *fakeBackend) AnswerToolCall(ctx context.Context, turnID, callID string,
 		return client.ErrNotFound
 	}
 	return f.answerToolCall(ctx, turnID, callID, a)
+}
+
+func (f *fakeBackend) Upload(ctx context.Context, req client.UploadRequest, r io.Reader) (client.Upload, error) {
+	if f.upload == nil {
+		return client.Upload{}, client.ErrInvalid
+	}
+	return f.upload(ctx, req, r)
 }
 
 func (f *fakeBackend) Cancel(ctx context.Context, turnID string) error {

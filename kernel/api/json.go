@@ -81,6 +81,8 @@ func errorStatus(err error) (int, string) {
 		return ce.Status, ce.Message
 	case errors.Is(err, client.ErrNotFound):
 		return http.StatusNotFound, err.Error()
+	case errors.Is(err, client.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, err.Error()
 	case errors.Is(err, client.ErrInvalid):
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, client.ErrUnauthorized):

@@ -67,6 +67,7 @@ func (s *Server) routes() {
 	s.tokenRoutes()  // GET, POST /api/v1/tokens, DELETE /api/v1/tokens/{name} (v1tokens.go)
 	s.webRoutes()    // /api/v1/web/… when the web UI is on (web.go)
 	s.speechRoutes() // POST /api/v1/speech (speech.go)
+	s.uploadRoutes() // POST /api/v1/uploads (uploads.go)
 	m.HandleFunc("GET /v1/models", s.handleModels)
 	m.HandleFunc("GET /v1/models/{id...}", s.handleModel)
 	m.HandleFunc("POST /v1/chat/completions", s.handleCompletions)

@@ -98,6 +98,9 @@ func Dial(opts Options) (*HTTP, error) {
 			},
 			MaxIdleConns:    4,
 			IdleConnTimeout: 90 * time.Second,
+			// An upload asks first (Expect: 100-continue): one over the limit is refused
+			// before its body is sent.
+			ExpectContinueTimeout: 5 * time.Second,
 		}}
 		return c, nil
 	}
@@ -118,6 +121,9 @@ func Dial(opts Options) (*HTTP, error) {
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
+		// An upload asks first (Expect: 100-continue): one over the limit is refused before
+		// its body is sent.
+		ExpectContinueTimeout: 5 * time.Second,
 	}
 	switch u.Scheme {
 	case "http":

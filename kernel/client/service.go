@@ -50,6 +50,8 @@ type ChatService interface {
 	Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (ChatResult, error)
 	// Cancel cancels a running turn by id; ErrNotFound when no such turn runs.
 	Cancel(ctx context.Context, turnID string) error
+	// UploadService streams large attachments ahead of their message (uploads.go).
+	UploadService
 }
 
 // SessionService lists, creates and configures sessions and reads their history.
@@ -226,7 +228,7 @@ var (
 )
 
 // Error is an API error with the HTTP status and the kernel's message. Unwrap gives the matching
-// sentinel (ErrNotFound for 404, ErrInvalid for 400, ErrUnauthorized for 401/403,
+// sentinel (ErrNotFound for 404, ErrInvalid for 400, ErrTooLarge for 413, ErrUnauthorized for 401/403,
 // ErrUnavailable for 503).
 type Error struct {
 	Status  int    `json:"status"`
@@ -241,7 +243,9 @@ func (e *Error) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Message, e
 // Unwrap maps the status onto a sentinel.
 func (e *Error) Unwrap() error {
 	switch e.Status {
-	case 400, 409, 413, 422:
+	case 413:
+		return ErrTooLarge
+	case 400, 409, 422:
 		return ErrInvalid
 	case 401, 403:
 		return ErrUnauthorized
@@ -279,6 +283,9 @@ type Status struct {
 	Paused bool `json:"paused"`
 	// Embedding is the memory's embedding mode (nil from a kernel that does not report it).
 	Embedding *EmbeddingStatus `json:"embedding,omitempty"`
+	// MaxUploadBytes is the largest file [UploadService.Upload] takes (0 from a kernel that
+	// takes no uploads): clients refuse a larger video before sending a byte.
+	MaxUploadBytes int64 `json:"max_upload_bytes,omitempty"`
 }
 
 // ChatRequest asks for one agent turn. Session empty: the default session ("main").
@@ -310,6 +317,9 @@ type Attachment struct {
 	MIME string `json:"mime,omitempty"`
 	Text string `json:"text,omitempty"`
 	Data []byte `json:"data,omitempty"`
+	// Upload names a file streamed ahead with [UploadService.Upload] (a video up to
+	// [Status.MaxUploadBytes]) in place of Data; a chat message takes it once.
+	Upload string `json:"upload,omitempty"`
 }
 
 // Bounds of attachments (the HTTP API's body limit applies too).

@@ -208,6 +208,9 @@ type AgentConfig struct {
 type APIConfig struct {
 	// MaxBodyBytes limits request bodies (default 4 MiB).
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
+	// MaxUploadBytes limits a file streamed ahead of a chat message (POST /api/v1/uploads: a
+	// video); 0 means 1 GiB.
+	MaxUploadBytes int64 `toml:"max_upload_bytes"`
 	// AllowedOrigins lists browser origins (scheme://host[:port]) whose
 	// requests are accepted; by default every request with an Origin is refused.
 	AllowedOrigins []string `toml:"allowed_origins"`
@@ -550,6 +553,9 @@ func (c *Config) Validate() error {
 	}
 	if c.API.MaxBodyBytes <= 0 {
 		bad("api.max_body_bytes must be positive, got %d", c.API.MaxBodyBytes)
+	}
+	if c.API.MaxUploadBytes < 0 {
+		bad("api.max_upload_bytes must be 0 (the default, 1 GiB) or positive, got %d", c.API.MaxUploadBytes)
 	}
 	for _, o := range c.API.AllowedOrigins {
 		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {

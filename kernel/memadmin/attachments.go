@@ -26,6 +26,9 @@ func AttachmentBlocks(as []client.Attachment) ([]memory.Block, error) {
 				return nil, invalid("attachment %d (%s): %d bytes of text, at most %d", i+1, b.Name, len(b.Text), client.MaxAttachmentBytes)
 			}
 		case memory.BlockImage, memory.BlockAudio, memory.BlockVideo:
+			if b.Kind == memory.BlockVideo && a.Upload != "" && len(a.Data) == 0 { // read from its file (MediaBlocks)
+				break
+			}
 			if len(a.Data) == 0 {
 				return nil, invalid("attachment %d (%s): %s attachment without data", i+1, b.Name, b.Kind)
 			}

@@ -97,13 +97,36 @@ type Video struct {
 func Read(ctx context.Context, data []byte, opts Options) (Video, error) {
 	var v Video
 	err := withInput(data, opts.FFmpeg, func(bin, dir, in string) (err error) {
-		if v.Frames, err = keyframes(ctx, bin, dir, in, opts); err != nil {
-			return err
-		}
-		v.Sound, v.SoundErr = sound(ctx, bin, dir, in)
-		return nil
+		v, err = read(ctx, bin, dir, in, opts)
+		return err
 	})
 	return v, err
+}
+
+// ReadFile is [Read] of a video file (an upload streamed to disk: a large video is never held
+// in memory).
+func ReadFile(ctx context.Context, path string, opts Options) (Video, error) {
+	if st, err := os.Stat(path); err != nil {
+		return Video{}, fmt.Errorf("video: %w", err)
+	} else if st.Size() == 0 {
+		return Video{}, errors.New("video: empty file")
+	}
+	var v Video
+	err := withWorkDir(opts.FFmpeg, func(bin, dir string) (err error) {
+		v, err = read(ctx, bin, dir, path, opts)
+		return err
+	})
+	return v, err
+}
+
+func read(ctx context.Context, bin, dir, in string, opts Options) (Video, error) {
+	var v Video
+	var err error
+	if v.Frames, err = keyframes(ctx, bin, dir, in, opts); err != nil {
+		return Video{}, err
+	}
+	v.Sound, v.SoundErr = sound(ctx, bin, dir, in)
+	return v, nil
 }
 
 // withInput finds ffmpeg (ffmpeg: its name, "" for "ffmpeg" on PATH) and writes data to a file
@@ -113,6 +136,17 @@ func withInput(data []byte, ffmpeg string, fn func(bin, dir, in string) error) e
 	if len(data) == 0 {
 		return errors.New("video: empty file")
 	}
+	return withWorkDir(ffmpeg, func(bin, dir string) error {
+		in := filepath.Join(dir, "in")
+		if err := os.WriteFile(in, data, 0o600); err != nil {
+			return err
+		}
+		return fn(bin, dir, in)
+	})
+}
+
+// withWorkDir finds ffmpeg and runs fn in a new temporary directory, removed afterwards.
+func withWorkDir(ffmpeg string, fn func(bin, dir string) error) error {
 	if ffmpeg == "" {
 		ffmpeg = "ffmpeg"
 	}
@@ -125,11 +159,7 @@ func withInput(data []byte, ffmpeg string, fn func(bin, dir, in string) error) e
 		return err
 	}
 	defer os.RemoveAll(dir)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		return err
-	}
-	return fn(bin, dir, in)
+	return fn(bin, dir)
 }
 
 // run runs ffmpeg with args and returns its messages; what, in the error, names what it read.

@@ -177,3 +177,37 @@ func TestSound(t *testing.T) {
 		t.Errorf("without ffmpeg: %v", err)
 	}
 }
+
+// TestReadFile reads a video from a file (an upload streamed to disk) as Read reads its bytes.
+func TestReadFile(t *testing.T) {
+	needFFmpeg(t)
+	dir := t.TempDir()
+	data := clip(t, "talk.mp4", "color=white:s=320x240:d=6:r=10", slides([]string{"first slide", "second slide"}, 3), "-c:v", "libx264")
+	path := filepath.Join(dir, "upload")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Read(context.Background(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Frames) != 2 || len(got.Frames) != len(want.Frames) || !errors.Is(got.SoundErr, ErrNoSound) {
+		t.Errorf("ReadFile: %d frames (Read: %d), sound %v", len(got.Frames), len(want.Frames), got.SoundErr)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("ReadFile removed its input: %v", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{empty, filepath.Join(dir, "missing")} {
+		if _, err := ReadFile(context.Background(), p, Options{}); err == nil {
+			t.Errorf("ReadFile(%s) succeeded", filepath.Base(p))
+		}
+	}
+}

@@ -62,6 +62,7 @@ type Fake struct {
 	desktop   fakeDesktop            // desktop.go
 	approvals fakeApprovals          // approval.go
 	prompt    fakePrompt             // prompt.go
+	uploads   map[string]fakeUpload  // uploads.go
 	nextID    int
 	started   time.Time
 }
@@ -147,6 +148,10 @@ func decode(w http.ResponseWriter, body []byte, v any) bool {
 
 // ServeHTTP implements the /api/v1 routes.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/api/v1/uploads" {
+		f.upload(w, r) // uploads.go: streamed, not read into a request body
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 	if err != nil {
 		WriteError(w, http.StatusBadRequest, "read body: "+err.Error())
@@ -226,6 +231,7 @@ func (f *Fake) status(w http.ResponseWriter) {
 		Version: "fake", PID: 4242, DataDir: "/data", Socket: "/run/homed.sock", Started: f.started,
 		Providers: len(f.providers), Sessions: len(f.sessions), Tools: len(f.tools),
 		Ready: []string{"store", "api"}, Pending: []string{}, ActiveTurns: len(f.turns), Paused: f.desktop.paused,
+		MaxUploadBytes: MaxUploadBytes,
 	})
 }
 
@@ -236,6 +242,9 @@ func (f *Fake) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	if req.Session == "" {
 		req.Session = "main"
+	}
+	if !f.takeUploads(w, req.Attachments) {
+		return
 	}
 	var voice []string // voice messages: the fake, like a kernel without a speech model, keeps them untranscribed
 	for _, a := range req.Attachments {

@@ -33,6 +33,17 @@ export async function json(method, path, body) {
   return res.status === 204 ? null : res.json();
 }
 
+// upload streams a file to POST /api/v1/uploads (a video, or an image or audio file too large to
+// go inside the chat request as base64) and answers the stored upload, {id, kind, size…}, that a
+// chat attachment names as {upload: id}.
+export async function upload(file, name, signal) {
+  const res = await fetch("/api/v1/uploads?name=" + encodeURIComponent(name), { method: "POST", body: file,
+    headers: { "Content-Type": file.type || "application/octet-stream", "X-CSRF-Token": csrf },
+    credentials: "same-origin", signal });
+  if (!res.ok) throw await failure(res);
+  return res.json();
+}
+
 // signIn trades the token for a device session; it answers {device, csrf}.
 export async function signIn(token) {
   const res = await fetch("/api/v1/web/session", { method: "POST", headers: { "Content-Type": "application/json" },

@@ -406,26 +406,32 @@ function approvalView(ap) {
 
 // ---- attachments ---------------------------------------------------------------------------
 // Files come from the + button (on a phone its picker offers the camera), a paste, or a drop on
-// the chat. Images and audio go as data, text files as text (the kernel's limits apply: at most
-// 16 per message, the request at most the API's body limit).
+// the chat. Text files go as text and small images and audio as data inside the chat request;
+// a video, or an image or audio file over INLINE_BYTES, streams ahead to /api/v1/uploads (up to
+// the kernel's max_upload_bytes, checked before a byte is sent) and the message names it. The
+// kernel's other limits apply: at most 16 per message, 32 MiB for what is not a video.
 
 const MAX_ATTACHMENTS = 16;
 const MAX_ATTACHMENT_BYTES = 32 << 20; // the API's limit per attachment (client.MaxAttachmentBytes)
+const INLINE_BYTES = 1 << 20; // larger images and audio are uploaded (client.InlineBytes)
 const textTypes = /^(text\/|application\/(json|xml|x-yaml|toml|x-sh|javascript))/;
 const textNames = /\.(md|txt|json|csv|log|ya?ml|toml|go|py|js|ts|sh|c|h|rs|java|html|css|xml|ini|conf)$/i;
+const videoNames = /\.(mp4|m4v|webm|mkv|mov|avi)$/i;
 
 function addFiles(files) {
   for (const f of files) {
     if (state.pending.length >= MAX_ATTACHMENTS) { notice(`At most ${MAX_ATTACHMENTS} attachments per message.`); break; }
     const kind = f.type.startsWith("image/") ? "image" : f.type.startsWith("audio/") ? "audio"
-      : f.type.startsWith("video/") ? "video" // its keyframes are read like photos
+      : f.type.startsWith("video/") || (!f.type && videoNames.test(f.name)) ? "video" // its keyframes are read like photos
       : textTypes.test(f.type) || textNames.test(f.name) ? "text" : "";
     if (!kind) { notice(`${f.name}: only text files, images, audio and video can be attached.`); continue; }
-    if (f.size > MAX_ATTACHMENT_BYTES) { notice(`${f.name}: ${Math.ceil(f.size / 1048576)} MiB, at most ${MAX_ATTACHMENT_BYTES / 1048576} MiB per attachment.`); continue; }
+    if (kind !== "video" && f.size > MAX_ATTACHMENT_BYTES) { notice(`${f.name}: ${Math.ceil(f.size / 1048576)} MiB, at most ${MAX_ATTACHMENT_BYTES / 1048576} MiB per attachment (only a video may be larger).`); continue; }
     state.pending.push({ file: f, kind });
   }
   showPending();
 }
+
+const streamed = (p) => p.kind === "video" || (p.kind !== "text" && p.file.size > INLINE_BYTES);
 
 function showPending() {
   const ul = $("attachments");
@@ -444,13 +450,31 @@ function showPending() {
 
 const size = (n) => n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(0) + " KB" : (n / 1048576).toFixed(1) + " MB";
 
-async function encode(p) {
+// encode turns a pending file into the chat request's attachment: text, base64 data, or (for a
+// streamed one) the upload that took it.
+async function encode(p, signal) {
   const name = p.file.name || (p.kind === "image" ? "pasted.png" : "pasted");
   if (p.kind === "text") return { kind: "text", name, text: await p.file.text() };
+  if (streamed(p)) {
+    const u = await api.upload(p.file, name, signal);
+    return { kind: p.kind, name, mime: p.file.type || u.mime, upload: u.id };
+  }
   const bytes = new Uint8Array(await p.file.arrayBuffer());
   let bin = "";
   for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return { kind: p.kind, name, mime: p.file.type, data: btoa(bin) };
+}
+
+// tooLarge says which streamed file the kernel's upload limit refuses, before any is sent.
+async function tooLarge(pending) {
+  const up = pending.filter(streamed);
+  if (!up.length) return "";
+  const st = await api.json("GET", "/api/v1/status");
+  const max = st.max_upload_bytes || 0;
+  const big = up.find((p) => p.file.size > max);
+  if (!big) return "";
+  return max ? `${big.file.name}: ${size(big.file.size)} (${big.file.size} bytes), more than the kernel's upload limit (${size(max)}; [api] max_upload_bytes).`
+    : `${big.file.name}: this kernel takes no uploads (it is older than this page): update it.`;
 }
 
 $("attach").addEventListener("click", () => $("file").click());
@@ -529,11 +553,17 @@ async function send() {
   if ((!text.trim() && !voice) || state.abort) return;
   const s = state.current;
   let attachments = [];
+  busy(true);
   try {
-    attachments = await Promise.all(state.pending.map(encode));
+    const refused = await tooLarge(state.pending);
+    if (refused) { notice("Not sent: " + refused); return; }
+    attachments = await Promise.all(state.pending.map((p) => encode(p)));
   } catch (err) {
-    notice("Could not read an attachment: " + err.message);
+    if (err instanceof api.SignedOut) { showSignIn(err.message); return; }
+    notice("Could not send an attachment: " + err.message);
     return;
+  } finally {
+    busy(false);
   }
   const mine = bubble("user");
   mine.textContent = text;

@@ -173,12 +173,29 @@ try {
   // An attachment: a photo through the file picker on the phone (its camera's way in), a text
   // file dropped on the chat on the desktop. It is stored with the message: after a reload the
   // history shows it, and the draft typed before the reload is back.
+  // On the phone, a video over the kernel's upload limit (2 MiB in TestWebUI's config) is
+  // refused before a byte is uploaded, the message kept; on the desktop a real clip (WEB_VIDEO,
+  // made by ffmpeg) goes with the dropped text file, streamed ahead to /api/v1/uploads.
+  const uploads = [];
+  page.on("request", (r) => { if (r.url().includes("/api/v1/uploads")) uploads.push(r.url()); });
+  if (phone) {
+    const huge = { name: "huge.mp4", mimeType: "video/mp4", buffer: Buffer.alloc((2 << 20) + 1) };
+    await page.locator("#file").setInputFiles(huge);
+    await message.fill("a video too large");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".notice", { hasText: "huge.mp4: 2.0 MB (2097153 bytes), more than the kernel's upload limit (2.0 MB" }).last().waitFor({ timeout: T });
+    expect(uploads.length === 0, `uploads sent for a video over the limit: ${uploads}`);
+    expect(await message.inputValue() === "a video too large", "the refused message was not kept");
+    await page.getByRole("button", { name: "Remove huge.mp4" }).click();
+  }
   const file = phone
     ? { name: "photo.png", mimeType: "image/png", buffer: Buffer.from(await (await fetch(base + "/icon.png")).arrayBuffer()) }
     : { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("the web notes say hello\n") };
   if (phone) {
     await page.locator("#file").setInputFiles(file);
   } else {
+    await page.locator("#file").setInputFiles(process.env.WEB_VIDEO);
+    await page.getByRole("button", { name: "Remove clip.mp4" }).waitFor({ timeout: T });
     await page.evaluate(({ name, type, text }) => {
       const dt = new DataTransfer();
       dt.items.add(new File([text], name, { type }));
@@ -191,6 +208,7 @@ try {
   await settled(page);
   await page.locator(".msg.assistant", { hasText: `PONG here is ${file.name}` }).last().waitFor({ timeout: T });
   expect(!(await page.locator("#attachments").isVisible()), "the sent attachment is still pending");
+  expect(uploads.length === (phone ? 0 : 1), `${uploads.length} uploads with ${file.name}`);
   await message.fill("a draft kept over a reload");
   await page.reload();
   await message.waitFor({ timeout: T });
