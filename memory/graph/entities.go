@@ -312,78 +312,6 @@ var zhWith = regexp.MustCompile(`^我(?:和|跟|与)(?:` + zhRelationAlt + `)?([
 
 var zhMyRel = regexp.MustCompile(`我的(` + zhRelationAlt + `)(?:叫|名叫)?(\p{Han}{2,3}|[A-Z][a-z]+)?`)
 
-// zhClauses is clauses for Chinese: the sentence as the speaker's; a sentence that starts
-// with the speaker's own name (memory notes written in the third person: "Bart在海边放风筝")
-// as the speaker's in the first person; a clause after "我的<relation>[name]" as that
-// relation's.
-func (r *Rules) zhClauses(s, session, speaker string, tags []Tagged) []clause {
-	out := []clause{{subj: speaker, kind: KindPerson, text: s}}
-	if speaker == "" || !hasHan(s) {
-		return out
-	}
-	if rest, ok := strings.CutPrefix(s, speaker); ok && rest != "" && !strings.HasPrefix(rest, "的") {
-		out[0].text = "我" + rest
-	}
-	// "(我)和爷爷一起制作小风车": the companion did it too.
-	for _, m := range zhWith.FindAllStringSubmatchIndex(out[0].text, -1) {
-		t := out[0].text
-		who := t[m[2]:m[3]]
-		name := ""
-		if rel, ok := zhRelations[who]; ok {
-			name = r.relName(session, speaker, rel, false)
-		} else if zhNameOK(who, tags) {
-			name = who
-		} else {
-			continue
-		}
-		out = append(out, clause{subj: name, kind: KindPerson, text: "我" + t[m[1]:], events: true})
-	}
-	for _, m := range zhMyRel.FindAllStringSubmatchIndex(s, -1) {
-		rel := zhRelations[s[m[2]:m[3]]]
-		rest := s[m[1]:]
-		name := ""
-		if m[4] >= 0 {
-			cand := s[m[4]:m[5]]
-			if zhNameOK(cand, tags) {
-				name = cand
-			} else {
-				rest = s[m[4]:]
-			}
-		}
-		if name == "" {
-			if n := r.refs.get(session, speaker, rel); n != "" {
-				name = n
-			} else {
-				name = speaker + "'s " + rel
-			}
-		}
-		rest = strings.TrimPrefix(rest, "，")
-		if rest == "" || strings.HasPrefix(rest, "是") || strings.HasPrefix(rest, "叫") {
-			continue // "我的妹妹是小美": the relation pattern's
-		}
-		kind := KindPerson
-		if pets[rel] {
-			kind = KindAnimal
-		}
-		out = append(out, clause{subj: name, kind: kind, text: "我" + rest})
-	}
-	return out
-}
-
-// zhNameOK reports whether a candidate Chinese name after a relation is tagged a person name
-// (or, without tags, is Latin).
-func zhNameOK(cand string, tags []Tagged) bool {
-	if !hasHan(cand) {
-		return true
-	}
-	for _, t := range tags {
-		if t.Word == cand {
-			return t.POS == "nr" || t.POS == "nrt" || t.POS == "nrfg"
-		}
-	}
-	return false
-}
-
 // eventPredicates are the predicates of things that happen at a time: their facts are dated
 // (valid from the time the message names, or the event's).
 var eventPredicates = set("visited attended bought made started finished won received tried met joined")
@@ -520,76 +448,6 @@ var nounFirst = set("art fun music love dance chocolate coffee pink blue red gre
 // hanRunes counts the runes of s.
 func hanRunes(s string) int { return utf8.RuneCountInString(s) }
 
-// zhPlaceStatements reads, with jieba's tags, "我(和…)(一起)在<place>(上|里)<verb><noun>": the
-// place visited (an event attended when its last word names one: 晚会, 比赛…) and the activity
-// done there ("does 放风筝"). tags are the clause's words.
-func zhPlaceStatements(tags []Tagged) []statement {
-	if len(tags) == 0 || tags[0].Word != "我" {
-		return nil
-	}
-	i := 1
-	// 和<someone>一起
-	if i < len(tags) && (tags[i].Word == "和" || tags[i].Word == "跟" || tags[i].Word == "与") {
-		j := i + 1
-		for j < len(tags) && j < i+5 && tags[j].Word != "一起" && tags[j].Word != "在" {
-			j++
-		}
-		if j < len(tags) && tags[j].Word == "一起" {
-			j++
-		}
-		i = j
-	}
-	for i < len(tags) && (tags[i].POS == "t" || tags[i].POS == "d") {
-		i++ // 昨天, 也
-	}
-	if i >= len(tags) || tags[i].Word != "在" {
-		return nil
-	}
-	i++
-	// The place: a run of nouns (joined by 的) cut after its last place-like word (书店,
-	// 学校操场, 家里); a run with none (期末考试) is not a place.
-	start, end := i, -1
-	for i < len(tags) && (nounTag(tags[i].POS) && tags[i].POS != "vn" || tags[i].POS == "s" || tags[i].POS == "uj" && i > start) {
-		if placeLike(tags[i]) {
-			end = i + 1
-		}
-		i++
-	}
-	if end < 0 {
-		return nil
-	}
-	var place strings.Builder
-	for _, t := range tags[start:end] {
-		place.WriteString(t.Word)
-	}
-	i = end
-	var out []statement
-	p := place.String()
-	pred, kind := "visited", KindPlace
-	if hasAnySuffix(p, zhEventSuffixes) {
-		pred, kind = "attended", KindEvent
-	}
-	out = append(out, statement{pred: pred, obj: p, kind: kind})
-	if i < len(tags) && tags[i].POS == "f" {
-		i++ // 上, 里
-	}
-	// The activity there: a verb and its noun (放风筝, 玩捉迷藏), or one word jieba knows as
-	// such a compound (踢足球).
-	switch {
-	case i+1 < len(tags) && tags[i].POS == "v" && !zhPatternVerbs[tags[i].Word] && nounTag(tags[i+1].POS) && tags[i+1].POS != "vn":
-		out = append(out, statement{pred: "does", obj: tags[i].Word + tags[i+1].Word, kind: KindConcept})
-	case i < len(tags) && tags[i].POS == "n" && hanRunes(tags[i].Word) >= 3 && zhActivityVerbs[string([]rune(tags[i].Word)[:1])]:
-		out = append(out, statement{pred: "does", obj: tags[i].Word, kind: KindConcept})
-	}
-	return out
-}
-
-// placeLike reports whether a tagged word names a place: a place name (ns), a place word (s:
-// 家里) or a noun ending like a place (书店, 公园, 操场, 学校…).
-func placeLike(t Tagged) bool {
-	return t.POS == "ns" || t.POS == "s" || nounTag(t.POS) && (hasAnySuffix(t.Word, zhPlaceSuffixes) || hasAnySuffix(t.Word, zhEventSuffixes))
-}
-
 // zhPlaceSuffixes end the names of places.
 var zhPlaceSuffixes = []string{"园", "店", "馆", "场", "校", "家", "院", "室", "厅", "边", "区", "城", "村", "山",
 	"湖", "海", "街", "路", "站", "楼", "宫", "寺", "中心", "厂", "房", "滩", "岛", "河", "江", "公司", "市",
@@ -608,20 +466,3 @@ var zhPatternVerbs = set("获得 赢得 收到 得到 尝试 制作 买 购买 �
 // zhRelName finds a relation followed by a name ("同学Tom", "好朋友小张"): in first-person text
 // the speaker's classmate, friend…
 var zhRelName = regexp.MustCompile(`(` + zhRelationAlt + `)([A-Z][a-z]+|\p{Han}{2,3})`)
-
-// zhRelNames reads the relations named in a Chinese sentence; Han names must be tagged person
-// names, Latin ones must not be common English words.
-func zhRelNames(s string, tags []Tagged) []statement {
-	var out []statement
-	for _, m := range zhRelName.FindAllStringSubmatchIndex(s, -1) {
-		if m[0] >= len("我的") && s[m[0]-len("我的"):m[0]] == "我的" {
-			continue // the 我的 patterns read it
-		}
-		rel, name := zhRelations[s[m[2]:m[3]]], s[m[4]:m[5]]
-		if !hasHan(name) && common[strings.ToLower(name)] || hasHan(name) && !zhNameOK(name, tags) {
-			continue
-		}
-		out = append(out, statement{rel: rel, obj: name, pred: rel + " of", kind: KindPerson})
-	}
-	return out
-}
