@@ -554,15 +554,20 @@ func chatPNG(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-func TestChatAttachments(t *testing.T) {
+// chatFiles returns a temp dir and a function that writes a file into it, returning its path.
+func chatFiles(t *testing.T) (string, func(name string, b []byte) string) {
 	dir := t.TempDir()
-	write := func(name string, b []byte) string {
+	return dir, func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+}
+
+func TestChatAttachments(t *testing.T) {
+	dir, write := chatFiles(t)
 	pngData := chatPNG(t)
 	tests := []struct {
 		name    string
@@ -652,14 +657,7 @@ func TestChatAttachments(t *testing.T) {
 // request by their upload IDs; a video over the kernel's upload limit gives the message back
 // without a byte uploaded.
 func TestChatStreamedAttachments(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	dir, write := chatFiles(t)
 	mp4 := append([]byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"), bytes.Repeat([]byte{7}, 4096)...)
 	bigPNG := append(chatPNG(t), bytes.Repeat([]byte{0}, client.InlineBytes)...)
 	test.NewTempApp(t)
