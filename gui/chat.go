@@ -83,6 +83,8 @@ type ChatMessage struct {
 	Model string
 	// Notes are the kernel's notes on the turn (a voice message left untranscribed…).
 	Notes []string
+	// Uploading says how far the turn's streamed attachments are, while they go ("" after).
+	Uploading string
 
 	retry *chatRetry // an error's way to try again ([ChatVM.Retry]); nil: none
 }
@@ -750,7 +752,8 @@ func (vm *ChatVM) runTurn(ctx context.Context, id string, t *chatTurn, req clien
 	var res client.ChatResult
 	var err error
 	// Videos and large files stream to the kernel first; a failure there is a turn never sent.
-	if req.Attachments, err = client.UploadFiles(ctx, vm.svc, atts); err == nil {
+	if req.Attachments, err = client.UploadFiles(ctx, vm.svc, atts, func(p client.UploadProgress) { vm.uploading(id, t, p) }); err == nil {
+		vm.uploading(id, t, client.UploadProgress{})
 		res, err = vm.svc.Chat(ctx, req, func(ev client.ChatEvent) { vm.apply(id, t, ev) })
 	}
 
@@ -877,6 +880,22 @@ func (vm *ChatVM) apply(id string, t *chatTurn, ev client.ChatEvent) {
 	default: // reasoning is not shown; errors end the turn in runTurn
 		changed = false
 	}
+	vm.mu.Unlock()
+	if changed {
+		vm.notify(ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg})
+	}
+}
+
+// uploading shows a streamed attachment's progress on the turn's reply (a zero p clears it).
+func (vm *ChatVM) uploading(id string, t *chatTurn, p client.UploadProgress) {
+	text := ""
+	if p.Name != "" {
+		text = Tf("Uploading %s: %d %%", p.Name, p.Percent())
+	}
+	vm.mu.Lock()
+	reply := &vm.sess(id).msgs[t.msg]
+	changed := reply.Uploading != text
+	reply.Uploading = text
 	vm.mu.Unlock()
 	if changed {
 		vm.notify(ChatChange{Kind: ChatMessageChanged, Session: id, Index: t.msg})

@@ -674,6 +674,9 @@ func TestChatStreamedAttachments(t *testing.T) {
 	}
 	chatSend(t, vm, "our holiday")
 	u.settle()
+	if m, _ := vm.Message(1); m.Uploading != "" {
+		t.Errorf("progress left on the reply: %q", m.Uploading)
+	}
 	var req client.ChatRequest
 	if err := json.Unmarshal([]byte(chatLastBody(t, f, "/api/v1/chat")), &req); err != nil {
 		t.Fatal(err)

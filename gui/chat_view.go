@@ -568,6 +568,8 @@ func (b *chatBubble) render(m ChatMessage) {
 	b.bg.Refresh()
 	notes := slices.Clone(m.Notes) // the kernel's notes on the message, then the turn's state
 	switch {
+	case m.Uploading != "":
+		notes = append(notes, m.Uploading)
 	case m.Streaming:
 		notes = append(notes, "…")
 	case m.Stopped:

@@ -46,7 +46,7 @@ func (a *app) ask(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	atts, err := client.UploadFiles(ctx, svc, files)
+	atts, err := client.UploadFiles(ctx, svc, files, uploadMeter(a.stderr, isTerminal(a.stderr)))
 	if err != nil {
 		return fmt.Errorf("attach %w", err)
 	}
@@ -556,6 +556,21 @@ type fileList []string
 
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+// uploadMeter shows a streamed file's progress on a terminal ("uploading clip.mp4: 45 %",
+// redrawn in place); elsewhere nothing.
+func uploadMeter(w io.Writer, tty bool) func(client.UploadProgress) {
+	if !tty {
+		return nil
+	}
+	return func(p client.UploadProgress) {
+		end := ""
+		if p.Sent == p.Size {
+			end = "\n"
+		}
+		fmt.Fprintf(w, "\ruploading %s: %d %%%s", p.Name, p.Percent(), end)
+	}
+}
 
 // readAttachments reads the --attach files ([client.OpenFile]): text, images, audio and video,
 // told by content; a video and a large image or audio file are streamed when the message is sent.

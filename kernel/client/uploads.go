@@ -184,10 +184,25 @@ type Uploader interface {
 	UploadService
 }
 
+// UploadProgress is how far a streamed file is: Sent of its Size bytes.
+type UploadProgress struct {
+	Name       string
+	Sent, Size int64
+}
+
+// Percent is the share sent, 0–100.
+func (p UploadProgress) Percent() int {
+	if p.Size <= 0 {
+		return 100
+	}
+	return int(p.Sent * 100 / p.Size)
+}
+
 // UploadFiles streams the files that go ahead ([File.Streamed]) to the kernel and returns
 // what the chat request carries. Every file is checked against the kernel's upload limit
-// before the first byte of any is sent; an error names the file.
-func UploadFiles(ctx context.Context, k Uploader, files []File) ([]Attachment, error) {
+// before the first byte of any is sent; an error names the file. progress, when not nil, is
+// called as each file goes: at 0, at every whole percent it passes, and at the end.
+func UploadFiles(ctx context.Context, k Uploader, files []File, progress func(UploadProgress)) ([]Attachment, error) {
 	out := make([]Attachment, len(files))
 	var up []int
 	for i, f := range files {
@@ -218,7 +233,12 @@ func UploadFiles(ctx context.Context, k Uploader, files []File) ([]Attachment, e
 		if err != nil {
 			return nil, err
 		}
-		u, err := k.Upload(ctx, UploadRequest{Name: f.Name, MIME: f.MIME, Size: f.Size}, fh)
+		var r io.Reader = fh
+		if progress != nil {
+			progress(UploadProgress{Name: f.Name, Size: f.Size})
+			r = &progressReader{r: fh, p: UploadProgress{Name: f.Name, Size: f.Size}, report: progress}
+		}
+		u, err := k.Upload(ctx, UploadRequest{Name: f.Name, MIME: f.MIME, Size: f.Size}, r)
 		fh.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
@@ -226,4 +246,22 @@ func UploadFiles(ctx context.Context, k Uploader, files []File) ([]Attachment, e
 		out[i].Upload = u.ID
 	}
 	return out, nil
+}
+
+// progressReader reports the bytes read through it, once per whole percent.
+type progressReader struct {
+	r      io.Reader
+	p      UploadProgress
+	last   int
+	report func(UploadProgress)
+}
+
+func (pr *progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.p.Sent += int64(n)
+	if pc := pr.p.Percent(); pc > pr.last {
+		pr.last = pc
+		pr.report(pr.p)
+	}
+	return n, err
 }

@@ -2,8 +2,13 @@ package client
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -75,5 +80,63 @@ func TestUploadLimit(t *testing.T) {
 		if got := UploadLimit(n); got != want {
 			t.Errorf("UploadLimit(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// upRecorder is an Uploader that reads each upload whole and records it.
+type upRecorder struct {
+	max  int64
+	got  map[string][]byte
+	sent int
+}
+
+func (u *upRecorder) Status(context.Context) (Status, error) {
+	return Status{MaxUploadBytes: u.max}, nil
+}
+
+func (u *upRecorder) Upload(_ context.Context, req UploadRequest, r io.Reader) (Upload, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return Upload{}, err
+	}
+	u.sent++
+	id := "u" + strconv.Itoa(u.sent)
+	u.got[id] = b
+	return Upload{ID: id, Name: req.Name, Size: int64(len(b))}, nil
+}
+
+func TestUploadFiles(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	data := append([]byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"), bytes.Repeat([]byte{1}, 300_000)...)
+	if err := os.WriteFile(clip, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	video, err := OpenFile(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := File{Attachment: Attachment{Kind: "text", Name: "n.txt", Text: "hi"}, Size: 2}
+	u := &upRecorder{max: 1 << 20, got: map[string][]byte{}}
+	var pcs []int
+	atts, err := UploadFiles(context.Background(), u, []File{note, video}, func(p UploadProgress) {
+		if p.Name != "clip.mp4" || p.Size != int64(len(data)) {
+			t.Errorf("progress %+v", p)
+		}
+		pcs = append(pcs, p.Percent())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(atts) != 2 || atts[0].Text != "hi" || atts[1].Upload != "u1" || !bytes.Equal(u.got["u1"], data) {
+		t.Fatalf("attachments %+v", atts)
+	}
+	if len(pcs) < 3 || pcs[0] != 0 || pcs[len(pcs)-1] != 100 || !slices.IsSorted(pcs) {
+		t.Errorf("progress %v: want 0 first, 100 last, rising", pcs)
+	}
+	// Over the limit: refused before anything is sent.
+	u = &upRecorder{max: int64(len(data)) - 1, got: map[string][]byte{}}
+	if _, err := UploadFiles(context.Background(), u, []File{video}, nil); !errors.Is(err, ErrTooLarge) || u.sent != 0 {
+		t.Errorf("over the limit: %v, %d sent", err, u.sent)
 	}
 }

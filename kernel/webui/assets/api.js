@@ -35,13 +35,28 @@ export async function json(method, path, body) {
 
 // upload streams a file to POST /api/v1/uploads (a video, or an image or audio file too large to
 // go inside the chat request as base64) and answers the stored upload, {id, kind, size…}, that a
-// chat attachment names as {upload: id}.
-export async function upload(file, name, signal) {
-  const res = await fetch("/api/v1/uploads?name=" + encodeURIComponent(name), { method: "POST", body: file,
-    headers: { "Content-Type": file.type || "application/octet-stream", "X-CSRF-Token": csrf },
-    credentials: "same-origin", signal });
-  if (!res.ok) throw await failure(res);
-  return res.json();
+// chat attachment names as {upload: id}. onProgress(sent, total) follows the bytes (XHR: fetch
+// cannot report an upload's progress); signal aborts it.
+export function upload(file, name, onProgress, signal) {
+  return new Promise((resolve, reject) => {
+    const x = new XMLHttpRequest();
+    x.open("POST", "/api/v1/uploads?name=" + encodeURIComponent(name));
+    x.setRequestHeader("Content-Type", file.type || "application/octet-stream");
+    x.setRequestHeader("X-CSRF-Token", csrf);
+    x.withCredentials = true;
+    if (onProgress) x.upload.onprogress = (e) => onProgress(e.loaded, e.total || file.size);
+    x.onload = () => {
+      let body = null;
+      try { body = JSON.parse(x.responseText); } catch { /* not JSON */ }
+      if (x.status >= 200 && x.status < 300 && body) { resolve(body); return; }
+      const msg = body?.error?.message || x.statusText || "HTTP " + x.status;
+      reject(x.status === 401 ? new SignedOut(msg) : new APIError(x.status, msg));
+    };
+    x.onerror = () => reject(new APIError(0, `uploading ${name} failed: the connection was lost`));
+    x.onabort = () => reject(new DOMException("upload aborted", "AbortError"));
+    if (signal) signal.addEventListener("abort", () => x.abort(), { once: true });
+    x.send(file);
+  });
 }
 
 // signIn trades the token for a device session; it answers {device, csrf}.

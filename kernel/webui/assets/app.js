@@ -452,11 +452,11 @@ const size = (n) => n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(0) + 
 
 // encode turns a pending file into the chat request's attachment: text, base64 data, or (for a
 // streamed one) the upload that took it.
-async function encode(p, signal) {
+async function encode(p, onProgress) {
   const name = p.file.name || (p.kind === "image" ? "pasted.png" : "pasted");
   if (p.kind === "text") return { kind: "text", name, text: await p.file.text() };
   if (streamed(p)) {
-    const u = await api.upload(p.file, name, signal);
+    const u = await api.upload(p.file, name, onProgress && ((sent, total) => onProgress(name, sent, total)));
     return { kind: p.kind, name, mime: p.file.type || u.mime, upload: u.id };
   }
   const bytes = new Uint8Array(await p.file.arrayBuffer());
@@ -554,15 +554,25 @@ async function send() {
   const s = state.current;
   let attachments = [];
   busy(true);
+  // A streamed file's progress shows under the messages while it goes ("Uploading clip.mp4: 45 %").
+  const progress = el("p", "note uploading");
+  progress.setAttribute("role", "status");
+  const shown = {};
+  const onProgress = (name, sent, total) => {
+    shown[name] = Math.floor(100 * sent / Math.max(total, 1));
+    progress.textContent = Object.entries(shown).map(([n, pc]) => `Uploading ${n}: ${pc} %`).join(" · ");
+    if (!progress.isConnected) { $("message-list").append(progress); scrollDown(); }
+  };
   try {
     const refused = await tooLarge(state.pending);
     if (refused) { notice("Not sent: " + refused); return; }
-    attachments = await Promise.all(state.pending.map((p) => encode(p)));
+    attachments = await Promise.all(state.pending.map((p) => encode(p, onProgress)));
   } catch (err) {
     if (err instanceof api.SignedOut) { showSignIn(err.message); return; }
     notice("Could not send an attachment: " + err.message);
     return;
   } finally {
+    progress.remove();
     busy(false);
   }
   const mine = bubble("user");

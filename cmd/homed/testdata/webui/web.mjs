@@ -209,6 +209,7 @@ try {
   await page.locator(".msg.assistant", { hasText: `PONG here is ${file.name}` }).last().waitFor({ timeout: T });
   expect(!(await page.locator("#attachments").isVisible()), "the sent attachment is still pending");
   expect(uploads.length === (phone ? 0 : 1), `${uploads.length} uploads with ${file.name}`);
+  expect(phone || !(await page.locator(".note.uploading").count()), "the upload progress stayed after the send");
   await message.fill("a draft kept over a reload");
   await page.reload();
   await message.waitFor({ timeout: T });
