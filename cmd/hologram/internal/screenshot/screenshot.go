@@ -31,8 +31,9 @@ import (
 // ErrUnavailable is wrapped by Capture's error when there is nothing to capture with.
 var ErrUnavailable = errors.New("no screenshot: neither the XDG desktop portal nor an X11 display is available")
 
-// ErrCancelled is Capture's error when the user cancelled the portal's dialog.
-var ErrCancelled = errors.New("screenshot cancelled by the user")
+// ErrCancelled is Capture's error when the user cancelled the portal's dialog; it wraps
+// context.Canceled (what the GUI checks).
+var ErrCancelled = fmt.Errorf("screenshot cancelled by the user: %w", context.Canceled)
 
 const (
 	portalScreenshot = "org.freedesktop.portal.Screenshot"

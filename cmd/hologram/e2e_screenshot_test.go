@@ -1,0 +1,123 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
+)
+
+// TestTrayScreenshot: under Xvfb a window shows known text (xmessage, in the corner the app's
+// window leaves free); the tray's Screenshot item (clicked over dbusmenu) captures the screen
+// through X11 (the private bus has no portal) and attaches it to the chat's next message; the
+// message typed into the real input carries it to the in-process kernel, which OCRs it and
+// stores it as an image block; `waiter memory search` finds the message by the window's words.
+func TestTrayScreenshot(t *testing.T) {
+	for _, asset := range []string{"../../build/onnxruntime/libonnxruntime.so.1", "../../build/models/ocr/ppocr_keys_v1.txt"} {
+		if _, err := os.Stat(asset); err != nil {
+			if os.Getenv("HOLOGRAM_CI") == "1" {
+				t.Fatalf("%v: run `make assets`", err)
+			}
+			t.Skipf("%v: run `make assets`", err)
+		}
+	}
+	need(t, "xmessage")
+	in := newInstall(t, xserver(t))
+	bus := privateBus(t)
+	w := newWatcher(t, bus)
+	llm := llmtest.NewServer(t)
+
+	// The known text: in a large bitmap font at the bottom right (the app's window takes the
+	// top left 1000×680).
+	const text = "Zanzibar ledger 4711 approved"
+	xm := exec.Command("xmessage", "-fn", "10x20", "-geometry", "-0-0", "-buttons", "", text)
+	xm.Env = []string{"DISPLAY=" + in.display, "PATH=" + os.Getenv("PATH")}
+	if err := xm.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { xm.Process.Kill(); xm.Wait() })
+	in.window("^xmessage$")
+
+	// A provider first (through the kernel's socket), then a restart: the app opens on the chat.
+	g := in.startGUI("hologram", bus, "--data", in.data)
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "welcome"}, nil)
+	if _, err := in.kernelClient().AddProvider(context.Background(), client.ProviderConfig{Name: "local", BaseURL: llm.URL(), Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if code := g.stop(); code != 0 {
+		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
+	}
+	<-w.items // the first run's tray item
+
+	g = in.startGUI("hologram", bus, "--data", in.data)
+	_, x, y, ww, wh := in.window("^HologramAgent$")
+	g.waitTrace(map[string]any{"kind": "screen", "screen": "chat"}, nil)
+	var item string
+	select {
+	case item = <-w.items:
+	case <-time.After(waitLong):
+		t.Fatalf("the tray item never registered:\n%s", g.out)
+	}
+	path, items := w.menu(t, item, func(items []menuItem) bool {
+		return len(items) > 0 && items[0].id > 1 && strings.Contains(labels(items), "|Screenshot|")
+	})
+	t0 := time.Now()
+	w.click(t, item, path, items, "Screenshot")
+	shot := g.waitTrace(map[string]any{"kind": "screenshot"}, func(m map[string]any) bool { return m["name"] != nil })
+	t.Logf("tray click to the screenshot attached: %v (%v bytes)", time.Since(t0).Round(time.Millisecond), shot["bytes"])
+	name, _ := shot["name"].(string)
+
+	llm.Script(llmtest.Reply{Text: "PONG: a ledger"})
+	in.chat(x, y, ww, wh, "what is on my screen")
+	g.waitTrace(map[string]any{"kind": "message", "window": "main", "role": "assistant"}, isReply)
+
+	hist, err := in.kernelClient().History(context.Background(), "main", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg client.Message
+	for _, m := range hist {
+		if m.Role == "user" {
+			msg = m
+		}
+	}
+	if len(msg.Blocks) != 1 || msg.Blocks[0].Kind != "image" || msg.Blocks[0].Name != name || msg.Blocks[0].MIME != "image/png" {
+		t.Fatalf("the message %q holds %+v; want the screenshot %s as an image block", msg.Content, msg.Blocks, name)
+	}
+	// OCR may split or join words: the text's letters in order are what counts.
+	squash := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), "")) }
+	if !strings.Contains(squash(msg.Blocks[0].Text), squash(text)) {
+		t.Errorf("the screenshot's OCR text %q lacks %q", msg.Blocks[0].Text, text)
+	}
+	for _, q := range []string{"Zanzibar", "ledger approved"} {
+		cmd := exec.Command(filepath.Join(binDir, "waiter"), "memory", "search", "--json", q)
+		cmd.Env = in.environ("")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("waiter memory search %q: %v: %s", q, err, out)
+		}
+		var hits []client.MemoryHit
+		if err := json.Unmarshal(out, &hits); err != nil {
+			t.Fatalf("waiter memory search %q: %v: %s", q, err, out)
+		}
+		found := false
+		for _, h := range hits {
+			found = found || h.ID == msg.ID
+		}
+		if !found {
+			t.Errorf("waiter memory search %q = %+v; want the message that carried the screenshot (%d)", q, hits, msg.ID)
+		}
+	}
+	if code := g.stop(); code != 0 {
+		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
+	}
+}
