@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	llmpkg "github.com/hologramagent/hologram/kernel/llm"
 	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 )
 
@@ -21,6 +23,8 @@ import (
 // through X11 (the private bus has no portal) and attaches it to the chat's next message; the
 // message typed into the real input carries it to the in-process kernel, which OCRs it and
 // stores it as an image block; `waiter memory search` finds the message by the window's words.
+// Then the model calls the app's screenshot tool: the app answers with the screen, and the
+// tool's result holds it as an image block with its text, which memory search finds too.
 func TestTrayScreenshot(t *testing.T) {
 	for _, asset := range []string{"../../build/onnxruntime/libonnxruntime.so.1", "../../build/models/ocr/ppocr_keys_v1.txt"} {
 		if _, err := os.Stat(asset); err != nil {
@@ -99,25 +103,50 @@ func TestTrayScreenshot(t *testing.T) {
 		t.Errorf("the screenshot's OCR text %q lacks %q", msg.Blocks[0].Text, text)
 	}
 	for _, q := range []string{"Zanzibar", "ledger approved"} {
-		cmd := exec.Command(filepath.Join(binDir, "waiter"), "memory", "search", "--json", q)
-		cmd.Env = in.environ("")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("waiter memory search %q: %v: %s", q, err, out)
-		}
-		var hits []client.MemoryHit
-		if err := json.Unmarshal(out, &hits); err != nil {
-			t.Fatalf("waiter memory search %q: %v: %s", q, err, out)
-		}
-		found := false
-		for _, h := range hits {
-			found = found || h.ID == msg.ID
-		}
-		if !found {
+		hits := in.waiterSearch(q)
+		if !slices.ContainsFunc(hits, func(h client.MemoryHit) bool { return h.ID == msg.ID }) {
 			t.Errorf("waiter memory search %q = %+v; want the message that carried the screenshot (%d)", q, hits, msg.ID)
 		}
+	}
+
+	// The model's screenshot tool: the app captures the screen for the call and answers with
+	// it; the kernel stores it with the result, OCR'd, and memory search finds the result too.
+	llm.Script(llmtest.Reply{ToolCalls: []llmpkg.ToolCall{{ID: "call_shot", Name: "screenshot"}}}, llmtest.Reply{Text: "PONG: I see the ledger"})
+	in.chat(x, y, ww, wh, "look at my screen")
+	g.waitTrace(map[string]any{"kind": "message", "window": "main", "role": "assistant", "text": "PONG: I see the ledger"}, nil)
+	if hist, err = in.kernelClient().History(context.Background(), "main", 0); err != nil {
+		t.Fatal(err)
+	}
+	var result client.Message
+	for _, m := range hist {
+		if m.Role == "tool" && m.ToolCallID == "call_shot" {
+			result = m
+		}
+	}
+	if len(result.Blocks) != 1 || result.Blocks[0].Kind != "image" || !strings.Contains(squash(result.Blocks[0].Text), squash(text)) ||
+		!strings.Contains(squash(result.Content), squash(text)) {
+		t.Fatalf("the screenshot tool's result %q holds %+v; want the screen with its text", result.Content, result.Blocks)
+	}
+	if hits := in.waiterSearch("Zanzibar"); !slices.ContainsFunc(hits, func(h client.MemoryHit) bool { return h.ID == result.ID }) {
+		t.Errorf("waiter memory search Zanzibar = %+v; want the screenshot tool's result (%d)", hits, result.ID)
 	}
 	if code := g.stop(); code != 0 {
 		t.Fatalf("exit %d on SIGTERM:\n%s", code, g.out)
 	}
+}
+
+// waiterSearch runs `waiter memory search --json q` on the installation's kernel.
+func (in *install) waiterSearch(q string) []client.MemoryHit {
+	in.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "waiter"), "memory", "search", "--json", q)
+	cmd.Env = in.environ("")
+	out, err := cmd.Output()
+	if err != nil {
+		in.t.Fatalf("waiter memory search %q: %v: %s", q, err, out)
+	}
+	var hits []client.MemoryHit
+	if err := json.Unmarshal(out, &hits); err != nil {
+		in.t.Fatalf("waiter memory search %q: %v: %s", q, err, out)
+	}
+	return hits
 }

@@ -2,7 +2,6 @@ package clienttest
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 
@@ -42,10 +41,9 @@ func (f *Fake) WaitToolAnswer(ctx context.Context, turnID, callID string) (clien
 
 // answerToolCall is POST /api/v1/turns/{id}/tools/{call}: 204, or 404 when an answer to that
 // call is waiting already (as the kernel, where nothing waits any more after the first).
-func (f *Fake) answerToolCall(w http.ResponseWriter, r *http.Request, turnID, callID string) {
+func (f *Fake) answerToolCall(w http.ResponseWriter, body []byte, turnID, callID string) {
 	var a client.ToolAnswer
-	if err := json.NewDecoder(r.Body).Decode(&a); err != nil {
-		WriteError(w, http.StatusBadRequest, "malformed JSON: "+err.Error())
+	if !decode(w, body, &a) {
 		return
 	}
 	select {

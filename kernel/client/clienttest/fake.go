@@ -182,7 +182,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case route == "POST /api/v1/chat":
 		f.chat(w, r, body)
 	case r.Method == http.MethodPost && len(parts) == 4 && parts[0] == "turns" && parts[2] == "tools":
-		f.answerToolCall(w, r, parts[1], parts[3])
+		f.answerToolCall(w, body, parts[1], parts[3])
 	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "turns" && parts[2] == "cancel":
 		f.cancel(w, parts[1])
 	case route == "GET /api/v1/sessions":
