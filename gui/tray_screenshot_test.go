@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -109,5 +110,45 @@ func TestTrayWithoutScreenshot(t *testing.T) {
 	h := startApp(t, Options{Service: svc, Tray: true}, true, "chat", nil)
 	if got := strings.Join(h.ta.labels(), "|"); strings.Contains(got, "Screenshot") {
 		t.Fatalf("tray menu %q has Screenshot without a capture function", got)
+	}
+}
+
+// TestTrayScreenshotLarge: a capture over client.InlineBytes (a big screen) is streamed ahead
+// as an upload, not sent as base64 inside the chat request (where the kernel's body limit
+// would refuse it).
+func TestTrayScreenshotLarge(t *testing.T) {
+	img := image.NewNRGBA(image.Rect(0, 0, 800, 600))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	shot := buf.Bytes()
+	if len(shot) <= client.InlineBytes {
+		t.Fatalf("the test's capture has %d bytes, want over %d", len(shot), client.InlineBytes)
+	}
+	fake, svc := kernel(t, true)
+	h := startApp(t, Options{Service: svc, Tray: true, Screenshot: func(context.Context) ([]byte, error) { return shot, nil }}, true, "chat", nil)
+	h.ta.item(t, "Screenshot").Action()
+	h.wait(map[string]any{"kind": "screenshot"})
+	h.settle()
+	h.send(h.a.chat, "my big screen")
+	h.wait(map[string]any{"kind": "message", "role": "assistant", "text": "PONG: my big screen"})
+	var sent client.ChatRequest
+	for _, r := range fake.Requests() {
+		if r.Path == "/api/v1/chat" {
+			if err := json.Unmarshal([]byte(r.Body), &sent); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(sent.Attachments) != 1 || sent.Attachments[0].Upload == "" || len(sent.Attachments[0].Data) != 0 {
+		t.Fatalf("the message carried %+v; want the screenshot as an upload", sent.Attachments)
+	}
+	if got, ok := fake.Uploaded(sent.Attachments[0].Upload); !ok || !bytes.Equal(got, shot) {
+		t.Fatalf("uploaded %d bytes (%v), want the capture's %d", len(got), ok, len(shot))
 	}
 }
