@@ -52,6 +52,8 @@ func TestTrayScreenshot(t *testing.T) {
 	in.window("^xmessage$")
 
 	// A provider first (through the kernel's socket), then a restart: the app opens on the chat.
+	start := time.Now()
+	defer func() { t.Logf("whole test: %v", time.Since(start).Round(time.Millisecond)) }()
 	g := in.startGUI("hologram", bus, "--data", in.data)
 	g.waitTrace(map[string]any{"kind": "screen", "screen": "welcome"}, nil)
 	if _, err := in.kernelClient().AddProvider(context.Background(), client.ProviderConfig{Name: "local", BaseURL: llm.URL(), Model: "m"}); err != nil {
@@ -62,6 +64,7 @@ func TestTrayScreenshot(t *testing.T) {
 	}
 	<-w.items // the first run's tray item
 
+	t.Logf("first run, provider added: %v", time.Since(start).Round(time.Millisecond))
 	g = in.startGUI("hologram", bus, "--data", in.data)
 	_, x, y, ww, wh := in.window("^HologramAgent$")
 	g.waitTrace(map[string]any{"kind": "screen", "screen": "chat"}, nil)
@@ -81,8 +84,10 @@ func TestTrayScreenshot(t *testing.T) {
 	name, _ := shot["name"].(string)
 
 	llm.Script(llmtest.Reply{Text: "PONG: a ledger"})
+	t0 = time.Now()
 	in.chat(x, y, ww, wh, "what is on my screen")
 	g.waitTrace(map[string]any{"kind": "message", "window": "main", "role": "assistant"}, isReply)
+	t.Logf("typed message with the screenshot to its reply (OCR included): %v", time.Since(t0).Round(time.Millisecond))
 
 	hist, err := in.kernelClient().History(context.Background(), "main", 0)
 	if err != nil {
@@ -112,8 +117,10 @@ func TestTrayScreenshot(t *testing.T) {
 	// The model's screenshot tool: the app captures the screen for the call and answers with
 	// it; the kernel stores it with the result, OCR'd, and memory search finds the result too.
 	llm.Script(llmtest.Reply{ToolCalls: []llmpkg.ToolCall{{ID: "call_shot", Name: "screenshot"}}}, llmtest.Reply{Text: "PONG: I see the ledger"})
+	t0 = time.Now()
 	in.chat(x, y, ww, wh, "look at my screen")
 	g.waitTrace(map[string]any{"kind": "message", "window": "main", "role": "assistant", "text": "PONG: I see the ledger"}, nil)
+	t.Logf("typed message to the reply after the screenshot tool's call (capture, OCR): %v", time.Since(t0).Round(time.Millisecond))
 	if hist, err = in.kernelClient().History(context.Background(), "main", 0); err != nil {
 		t.Fatal(err)
 	}
