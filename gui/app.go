@@ -140,7 +140,7 @@ func (a *App) Show() {
 	a.main.SetIcon(a.icon)
 	a.main.Resize(mainWindowSize)
 	a.main.SetCloseIntercept(a.closeMain)
-	a.chat = NewChatVM(a.svc, ChatOptions{Trace: a.chatTrace(false)})
+	a.chat = NewChatVM(a.svc, ChatOptions{Trace: a.chatTrace(false), Screenshot: a.o.Screenshot})
 	a.plugins = NewPluginsVM(a.svc)
 	a.plugins.Local = a.o.Remote == ""
 	a.starmap = NewStarMapVM(a.svc, a.trace.emit)
@@ -443,7 +443,7 @@ func (a *App) showQuick() {
 		a.quick = a.fa.NewWindow(T("Quick chat") + " · HologramAgent")
 		a.quick.SetIcon(a.icon)
 		a.quick.Resize(quickWindowSize)
-		a.quickVM = NewChatVM(a.svc, ChatOptions{Quick: true, Session: "quick", Trace: a.chatTrace(true)})
+		a.quickVM = NewChatVM(a.svc, ChatOptions{Quick: true, Session: "quick", Trace: a.chatTrace(true), Screenshot: a.o.Screenshot})
 		a.quick.SetContent(NewChatView(a.quickVM, a.quick))
 		a.quick.SetCloseIntercept(func() {
 			a.quick.Hide()

@@ -36,6 +36,9 @@ type ChatOptions struct {
 	// Record records the microphone into a new WAV file at path until ctx is done; nil is
 	// [RecordWAV] (chat_mic.go).
 	Record func(ctx context.Context, path string) error
+	// Screenshot, when set, captures the screen as PNG: the turns of the owner's sessions then
+	// offer the model the client-executed screenshot tool (chat_screenshot.go).
+	Screenshot func(ctx context.Context) ([]byte, error)
 }
 
 // TraceMessage is what [ChatOptions].Trace receives for a completed message.
@@ -718,7 +721,7 @@ func (vm *ChatVM) Send() error {
 			input = shown // a voice message is sent without text: the kernel makes its transcript the message
 		}
 	}
-	req := client.ChatRequest{Session: id, Input: input, Channel: vm.opts.Channel}
+	req := client.ChatRequest{Session: id, Input: input, Channel: vm.opts.Channel, ClientTools: vm.clientToolsLocked(id)}
 	draft, atts := s.draft, s.atts
 	user := ChatMessage{Role: ChatRoleUser, Text: shown, Time: time.Now()}
 	for _, a := range atts {
@@ -859,10 +862,18 @@ func (vm *ChatVM) apply(id string, t *chatTurn, ev client.ChatEvent) {
 		changed = false
 	case client.EventDelta:
 		reply.Text += ev.Text
-	case client.EventToolCall, client.EventToolResult:
+	case client.EventToolCall, client.EventToolResult, client.EventToolRequest:
 		if ev.Tool == nil {
 			changed = false
 			break
+		}
+		if ev.Type == client.EventToolRequest && ev.Tool.Name == screenshotTool && vm.opts.Screenshot != nil {
+			turn := ev.TurnID
+			if turn == "" {
+				turn = t.id
+			}
+			vm.wg.Add(1)
+			go vm.answerScreenshot(turn, ev.Tool.ID)
 		}
 		chatSetTool(reply, ChatTool{ID: ev.Tool.ID, Name: ev.Tool.Name, Arguments: ev.Tool.Arguments,
 			Result: ev.Tool.Result, Status: ev.Tool.Status})

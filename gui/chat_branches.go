@@ -89,7 +89,7 @@ func (vm *ChatVM) branchTurn(req client.ChatRequest, keep int, user *ChatMessage
 		vm.mu.Unlock()
 		return ErrChatBusy
 	}
-	req.Session, req.Channel = id, vm.opts.Channel
+	req.Session, req.Channel, req.ClientTools = id, vm.opts.Channel, vm.clientToolsLocked(id)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.msgs = append([]ChatMessage(nil), s.msgs[:keep]...)
 	if user != nil {

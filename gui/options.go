@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"context"
 	"io"
 
 	"fyne.io/fyne/v2"
@@ -39,4 +40,9 @@ type Options struct {
 	Icon fyne.Resource
 	// OnQuit runs when the user quits (tray Quit, window closed without close-to-tray).
 	OnQuit func()
+	// Screenshot, when set, captures the screen as PNG (the desktop portal or X11; the desktop
+	// may ask the user first, and a cancellation wraps context.Canceled). It gives the tray its
+	// Screenshot item, which attaches a capture to the main chat's next message, and the main
+	// chat's turns the model's client-executed screenshot tool. nil: neither is offered.
+	Screenshot func(ctx context.Context) ([]byte, error)
 }

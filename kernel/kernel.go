@@ -209,7 +209,8 @@ func New(cfg config.Config, deps Deps) (*Kernel, error) {
 		ToolWindow:   toolwin.Options{MaxTools: cfg.Agent.MaxTools},
 		// The session's visibility (the security issue) goes in MayCall; nil offers every tool.
 		MaxResultBytes: cfg.Agent.MaxResultBytes,
-		MayCall:        k.asst.MayCall, // a chat started from an assistant offers its tools
+		MayCall:        k.asst.MayCall,  // a chat started from an assistant offers its tools
+		ImageText:      k.ocr.ImageText, // a tool's images are read as attachments are
 	})
 	if err := k.agent.AddTool(agent.TimeNow(deps.Clock), "builtin"); err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)

@@ -62,6 +62,8 @@ type memOptions struct {
 	Clock func() time.Time
 	// Extractor is memory.extractor ("": homed's default, auto).
 	Extractor string
+	// OCR is the kernel's OCR assets (zero: images keep no text).
+	OCR kernel.OCRDeps
 }
 
 // newMemKernel builds a started kernel the way homed does: a real SQLite file indexed with the
@@ -101,10 +103,11 @@ func newMemKernel(t testing.TB, o memOptions) memKernel {
 		Store:  store,
 		Sealer: security.NewCodec(keys),
 		NewProvider: func(ps kernel.ProviderSettings) (llm.Provider, error) {
-			return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy, MaxRetries: -1})
+			return openai.New(openai.Config{Name: ps.Name, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, Proxy: ps.Proxy, Vision: ps.Vision, MaxRetries: -1})
 		},
 		Tokens: tokens,
 		Clock:  o.Clock,
+		OCR:    o.OCR,
 	})
 	if err != nil {
 		t.Fatal(err)

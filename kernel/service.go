@@ -247,7 +247,15 @@ func (k chatRole) Upload(ctx context.Context, req client.UploadRequest, r io.Rea
 
 // AnswerToolCall implements client.Service: a client's answer to a call of its own tool.
 func (k chatRole) AnswerToolCall(ctx context.Context, turnID, callID string, a client.ToolAnswer) error {
-	return mapErr(k.agent.AnswerClientCall(turnID, callID, agent.ClientAnswer{Content: sanitize(a.Content), IsError: a.IsError}))
+	ans := agent.ClientAnswer{Content: sanitize(a.Content), IsError: a.IsError}
+	for i, im := range a.Images {
+		name := im.Name
+		if name == "" {
+			name = fmt.Sprintf("image %d of call %s", i+1, callID)
+		}
+		ans.Images = append(ans.Images, llm.Image{MIME: im.MIME, Data: im.Data, Name: sanitize(name)})
+	}
+	return mapErr(k.agent.AnswerClientCall(turnID, callID, ans))
 }
 
 func toClientSession(s memory.Session) client.Session {

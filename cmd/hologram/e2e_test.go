@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 		{"hologram", "sqlite_fts5", "."},
 		{"hologram-client", "sqlite_fts5,nokernel", "."},
 		{"homed", "sqlite_fts5", "../homed"},
+		{"waiter", "sqlite_fts5", "../waiter"},
 	}
 	for _, b := range builds {
 		cmd := exec.Command(goTool(), "build", "-trimpath", "-tags="+b.tags, "-o", filepath.Join(dir, b.out), b.pkg)
@@ -798,9 +799,9 @@ func TestTray(t *testing.T) {
 	// on the first build's ids is lost ("no menu item with ID …"). systray numbers items from 1
 	// up and never reuses an id, so the second build is the one whose first id is not 1.
 	path, items := w.menu(t, item, func(items []menuItem) bool {
-		return len(items) > 0 && items[0].id > 1 && labels(items) == "Quick chat|Open HologramAgent|Pause|Quit"
+		return len(items) > 0 && items[0].id > 1 && labels(items) == "Quick chat|Open HologramAgent|Screenshot|Pause|Quit"
 	})
-	if got := labels(items); got != "Quick chat|Open HologramAgent|Pause|Quit" {
+	if got := labels(items); got != "Quick chat|Open HologramAgent|Screenshot|Pause|Quit" {
 		t.Fatalf("tray menu %q", got)
 	}
 
@@ -815,9 +816,9 @@ func TestTray(t *testing.T) {
 		t.Fatalf("the kernel is not paused: %+v %v", st, err)
 	}
 	path, items = w.menu(t, item, func(items []menuItem) bool {
-		return labels(items) == "Quick chat|Open HologramAgent|Resume|Quit"
+		return labels(items) == "Quick chat|Open HologramAgent|Screenshot|Resume|Quit"
 	})
-	if got := labels(items); got != "Quick chat|Open HologramAgent|Resume|Quit" {
+	if got := labels(items); got != "Quick chat|Open HologramAgent|Screenshot|Resume|Quit" {
 		t.Fatalf("tray menu after Pause %q", got)
 	}
 

@@ -42,6 +42,7 @@ import (
 	"github.com/hologramagent/hologram/gui"
 	// Before Fyne's lang package initialises: no "Error parsing user locale C" under C.UTF-8.
 	_ "github.com/hologramagent/hologram/cmd/hologram/internal/quietlocale"
+	"github.com/hologramagent/hologram/cmd/hologram/internal/screenshot"
 	"github.com/hologramagent/hologram/kernel/client"
 	"github.com/hologramagent/hologram/kernel/config"
 )
@@ -201,6 +202,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		o.Service, o.DataDir, stop = svc, cfg.DataDir, stopKernel
 	}
 
+	// Screenshots (the tray's item, the model's screenshot tool): the desktop portal or X11.
+	if shot := (&screenshot.Capturer{Getenv: getenv, Log: log}); shot.Available() {
+		o.Screenshot = shot.Capture
+	}
 	o.Tray = sessionBus(getenv, log)
 	if o.Tray {
 		o.TrayHost = trayHost

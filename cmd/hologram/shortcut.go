@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/hologramagent/hologram/cmd/hologram/internal/portal"
 )
 
 // The quick chat's global shortcut, through the XDG desktop portal's GlobalShortcuts interface
@@ -19,10 +18,7 @@ import (
 // quick chat. Without the portal the app logs once how to bind `hologram --quick-chat` instead.
 
 const (
-	portalDest      = "org.freedesktop.portal.Desktop"
-	portalPath      = dbus.ObjectPath("/org/freedesktop/portal/desktop")
 	portalShortcuts = "org.freedesktop.portal.GlobalShortcuts"
-	portalRequest   = "org.freedesktop.portal.Request"
 	quickShortcutID = "quick-chat"
 	// quickTrigger is the trigger the app prefers (the desktop decides), in the XDG shortcuts
 	// format.
@@ -59,7 +55,7 @@ func runShortcut(ctx context.Context, addr string, log *slog.Logger, toggle func
 		return err
 	}
 	defer conn.Close()
-	obj := conn.Object(portalDest, portalPath)
+	obj := conn.Object(portal.Dest, portal.Path)
 	v, err := obj.GetProperty(portalShortcuts + ".version")
 	if err != nil {
 		return fmt.Errorf("the portal has no GlobalShortcuts: %w", err)
@@ -85,7 +81,7 @@ func runShortcut(ctx context.Context, addr string, log *slog.Logger, toggle func
 	if !session.IsValid() {
 		return fmt.Errorf("CreateSession answered no session handle (%v)", res)
 	}
-	defer conn.Object(portalDest, session).Call("org.freedesktop.portal.Session.Close", 0)
+	defer conn.Object(portal.Dest, session).Call("org.freedesktop.portal.Session.Close", 0)
 	shortcuts := []struct {
 		ID   string
 		Opts map[string]dbus.Variant
@@ -114,45 +110,15 @@ func runShortcut(ctx context.Context, addr string, log *slog.Logger, toggle func
 	}
 }
 
-// portalCall calls a portal method that answers through a Request object's Response signal
-// and returns the response's results. args builds the arguments from the request's token.
+// portalCall calls a GlobalShortcuts method and returns its response's results; a response
+// other than success is an error.
 func portalCall(ctx context.Context, conn *dbus.Conn, sigs chan *dbus.Signal, method string, args func(token string) []any) (map[string]dbus.Variant, error) {
-	var r [8]byte
-	_, _ = rand.Read(r[:])
-	token := "hologram" + hex.EncodeToString(r[:])
-	names := conn.Names()
-	if len(names) == 0 {
-		return nil, errors.New("no unique name on the bus")
-	}
-	sender := strings.ReplaceAll(strings.TrimPrefix(names[0], ":"), ".", "_")
-	want := dbus.ObjectPath("/org/freedesktop/portal/desktop/request/" + sender + "/" + token)
-	// Subscribed before the call, so that a quick answer is not missed.
-	if err := conn.AddMatchSignal(dbus.WithMatchObjectPath(want), dbus.WithMatchInterface(portalRequest), dbus.WithMatchMember("Response")); err != nil {
+	res, err := portal.Call(ctx, conn, sigs, portalShortcuts+"."+method, portalAnswer, args)
+	if err != nil {
 		return nil, err
 	}
-	defer conn.RemoveMatchSignal(dbus.WithMatchObjectPath(want), dbus.WithMatchInterface(portalRequest), dbus.WithMatchMember("Response"))
-	var handle dbus.ObjectPath
-	if err := conn.Object(portalDest, portalPath).CallWithContext(ctx, portalShortcuts+"."+method, 0, args(token)...).Store(&handle); err != nil {
-		return nil, err
+	if res.Code != portal.Success {
+		return nil, fmt.Errorf("the portal answered %d (1: the user cancelled, 2: refused)", res.Code)
 	}
-	timeout := time.NewTimer(portalAnswer)
-	defer timeout.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-timeout.C:
-			return nil, fmt.Errorf("no answer in %v", portalAnswer)
-		case s := <-sigs:
-			if s.Name != portalRequest+".Response" || (s.Path != handle && s.Path != want) || len(s.Body) < 2 {
-				continue // not this request's (an Activated one is of no use before the bind)
-			}
-			code, _ := s.Body[0].(uint32)
-			res, _ := s.Body[1].(map[string]dbus.Variant)
-			if code != 0 {
-				return nil, fmt.Errorf("the portal answered %d (1: the user cancelled, 2: refused)", code)
-			}
-			return res, nil
-		}
-	}
+	return res.Results, nil
 }

@@ -94,6 +94,9 @@ type Options struct {
 	// BasePrompt, when set, is the system prompt every turn starts with (date, time zone, the
 	// owner, memory and tools); the session's own system prompt follows it.
 	BasePrompt func(ctx context.Context, session string, scope memory.Scope) string
+	// ImageText, when set, reads the text in an encoded image (OCR): a tool's images
+	// ([AddResultImages], a client's answer) are stored with it and their result shows it.
+	ImageText func(ctx context.Context, data []byte) (string, error)
 }
 
 // turnKey carries the running turn's request in the context tools and hooks receive.

@@ -36,6 +36,7 @@ type outcome struct {
 	// block; result is then its preview.
 	full, block string
 	images      []llm.Image // the tool's images (AddResultImages), sent and stored with the result
+	imageText   []string    // the text read in each image (Options.ImageText), stored with its block
 }
 
 // recorder holds the results of one batch, indexed like the model's calls, so they are always
@@ -77,8 +78,8 @@ func (r *recorder) add(i int, result, status string) {
 
 // addRan is add for the result of a tool that ran: it is stored in the tool's scope narrowed by
 // the session's ([ResultScope]).
-func (r *recorder) addRan(i int, result, status string, vis Visibility, images []llm.Image) {
-	r.record(i, outcome{result: result, status: status, ran: true, vis: vis, images: images})
+func (r *recorder) addRan(i int, result, status string, vis Visibility, images []llm.Image, imageText []string) {
+	r.record(i, outcome{result: result, status: status, ran: true, vis: vis, images: images, imageText: imageText})
 }
 
 func (r *recorder) record(i int, o outcome) {
@@ -204,7 +205,7 @@ func (t *turn) finishCall(ctx context.Context, rec *recorder, i int, p *prepared
 	d.Call = &p.call
 	d.Result, d.ResultStatus = out.result, out.status
 	out.result = t.a.runStage(ctx, StageAfterToolCall, d).Result
-	rec.addRan(i, out.result, out.status, p.entry.vis, out.images) // pairing:record
+	rec.addRan(i, out.result, out.status, p.entry.vis, out.images, out.imageText) // pairing:record
 }
 
 // unknownTool is the result of a call to a tool nobody registered; it lists the tools a turn
@@ -285,5 +286,7 @@ func (a *Agent) runTool(ctx context.Context, p *prepared) outcome {
 	case r.err != nil:
 		return outcome{result: fmt.Sprintf("error: %v", r.err), status: StatusError}
 	}
-	return outcome{result: r.s, status: StatusOK, images: sink.taken()}
+	imgs := sink.taken()
+	texts := a.readImages(ctx, imgs)
+	return outcome{result: r.s + imageNotes(imgs, texts), status: StatusOK, images: imgs, imageText: texts}
 }

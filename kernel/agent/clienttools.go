@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"sync"
 
@@ -36,10 +37,45 @@ type ClientTool struct {
 	Parameters  json.RawMessage
 }
 
-// ClientAnswer is a client's result for one call.
+// ClientAnswer is a client's result for one call; Images go with the result as a tool's
+// images do ([AddResultImages]).
 type ClientAnswer struct {
 	Content string
 	IsError bool
+	Images  []llm.Image
+}
+
+// Bounds of a client's answer's images (kernel/client.ToolAnswer says them to clients).
+const (
+	MaxClientImages      = 4
+	MaxClientImageBytes  = maxImageBytes
+	MaxClientImagesBytes = maxMessageBytes
+)
+
+// checkClientImages reports the first image of an answer a vision model would not take: too
+// many, empty, too large, not a vision type, or bytes that are not of the type it claims.
+func checkClientImages(imgs []llm.Image) error {
+	if len(imgs) > MaxClientImages {
+		return fmt.Errorf("%d images, at most %d", len(imgs), MaxClientImages)
+	}
+	total := 0
+	for i, im := range imgs {
+		switch sniffed := http.DetectContentType(im.Data); {
+		case !llm.VisionMIME(im.MIME):
+			return fmt.Errorf("image %d is %q: images are image/png, image/jpeg, image/gif or image/webp", i+1, im.MIME)
+		case len(im.Data) == 0:
+			return fmt.Errorf("image %d is empty", i+1)
+		case len(im.Data) > MaxClientImageBytes:
+			return fmt.Errorf("image %d has %d bytes, at most %d", i+1, len(im.Data), MaxClientImageBytes)
+		case sniffed != im.MIME:
+			return fmt.Errorf("image %d says %s but its bytes are %s", i+1, im.MIME, sniffed)
+		}
+		total += len(im.Data)
+	}
+	if total > MaxClientImagesBytes {
+		return fmt.Errorf("the images have %d bytes together, at most %d", total, MaxClientImagesBytes)
+	}
+	return nil
 }
 
 var clientToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -57,6 +93,9 @@ func callKey(turn, call string) string { return turn + "\x00" + call }
 func (a *Agent) AnswerClientCall(turnID, callID string, ans ClientAnswer) error {
 	if len(ans.Content) > MaxClientResult {
 		return fmt.Errorf("the answer is %d bytes, at most %d: %w", len(ans.Content), MaxClientResult, memory.ErrInvalid)
+	}
+	if err := checkClientImages(ans.Images); err != nil {
+		return fmt.Errorf("the answer's images: %v: %w", err, memory.ErrInvalid)
 	}
 	a.clients.mu.Lock()
 	ch, ok := a.clients.waiting[callKey(turnID, callID)]
@@ -109,6 +148,7 @@ func (c clientTool) Run(ctx context.Context, args json.RawMessage) (string, erro
 		if ans.IsError {
 			return "", errors.New(ans.Content)
 		}
+		AddResultImages(ctx, ans.Images...) // checked by AnswerClientCall
 		return ans.Content, nil
 	case <-ctx.Done():
 		return "", ctx.Err()

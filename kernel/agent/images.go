@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hologramagent/hologram/kernel/llm"
@@ -78,15 +80,58 @@ func blockImages(bs []memory.Block) []llm.Image {
 	return out
 }
 
-// imageBlocks stores a tool's images with its result event.
-func imageBlocks(call string, imgs []llm.Image) []memory.Block {
+// imageBlocks stores a tool's images with its result event, each with the text read in it.
+func imageBlocks(call string, imgs []llm.Image, texts []string) []memory.Block {
 	out := make([]memory.Block, 0, len(imgs))
 	for i, im := range imgs {
-		name := im.Name
-		if name == "" {
-			name = "image " + strconv.Itoa(i+1) + " of " + call
-		}
-		out = append(out, memory.Block{Kind: memory.BlockImage, Name: name, MIME: im.MIME, Data: im.Data})
+		out = append(out, memory.Block{Kind: memory.BlockImage, Name: imageName(call, i, im), MIME: im.MIME, Data: im.Data, Text: at(texts, i)})
 	}
 	return out
+}
+
+func imageName(call string, i int, im llm.Image) string {
+	if im.Name != "" {
+		return im.Name
+	}
+	return "image " + strconv.Itoa(i+1) + " of " + call
+}
+
+func at(ss []string, i int) string {
+	if i < len(ss) {
+		return ss[i]
+	}
+	return ""
+}
+
+// maxImageTextRunes bounds the text read in one of a tool's images that its result shows.
+const maxImageTextRunes = 4000
+
+// readImages reads the text in a tool's images (Options.ImageText), so that memory indexes it
+// with the result and a model that takes no images reads it; an image OCR cannot read has none
+// (logged). ctx is the turn's, not the tool's, which may have run out.
+func (a *Agent) readImages(ctx context.Context, imgs []llm.Image) []string {
+	if a.opts.ImageText == nil || len(imgs) == 0 {
+		return nil
+	}
+	out := make([]string, len(imgs))
+	for i, im := range imgs {
+		text, err := a.opts.ImageText(ctx, im.Data)
+		if err != nil {
+			a.log.Warn("OCR of a tool's image failed; it is kept without text", "name", im.Name, "err", err)
+			continue
+		}
+		out[i] = strings.TrimSpace(text)
+	}
+	return out
+}
+
+// imageNotes is what a result adds for its images' text, as attachments show theirs.
+func imageNotes(imgs []llm.Image, texts []string) string {
+	var b strings.Builder
+	for i, im := range imgs {
+		if t := at(texts, i); t != "" {
+			fmt.Fprintf(&b, "\n\n[text read in image %q]\n%s", imageName("the tool", i, im), truncate(t, maxImageTextRunes))
+		}
+	}
+	return b.String()
 }

@@ -447,7 +447,7 @@ func (t *turn) toolEvent(c llm.ToolCall, o outcome) memory.Event {
 		ev.Blocks = []memory.Block{{ID: o.block, Kind: memory.BlockText, Name: "result of " + c.Name + " (" + c.ID + ")",
 			MIME: "text/plain", Text: o.full}}
 	}
-	ev.Blocks = append(ev.Blocks, imageBlocks(c.Name, o.images)...)
+	ev.Blocks = append(ev.Blocks, imageBlocks(c.Name, o.images, o.imageText)...)
 	return ev
 }
 

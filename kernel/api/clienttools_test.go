@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,5 +61,24 @@ func TestAnswerToolCall(t *testing.T) {
 	}
 	if err := hc.AnswerToolCall(context.Background(), "", "c", client.ToolAnswer{}); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("an empty turn id: %v", err)
+	}
+}
+
+// TestAnswerToolCallImages: an answer's images reach the backend, and may take the answer past
+// the API's body limit (by the images' bound).
+func TestAnswerToolCallImages(t *testing.T) {
+	var got client.ToolAnswer
+	b := &fakeBackend{answerToolCall: func(_ context.Context, _, _ string, a client.ToolAnswer) error { got = a; return nil }}
+	sv := serveUnix(t, New(b, Options{MaxBodyBytes: 1024}), "")
+	hc, err := client.Dial(client.Options{Socket: sv.path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := client.ToolImage{MIME: "image/png", Data: bytes.Repeat([]byte{0x89}, 4096), Name: "screenshot-20260102-030405.png"}
+	if err := hc.AnswerToolCall(context.Background(), "t1", "c1", client.ToolAnswer{Content: "the screen", Images: []client.ToolImage{img}}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Content != "the screen" || len(got.Images) != 1 || got.Images[0].Name != img.Name || !bytes.Equal(got.Images[0].Data, img.Data) {
+		t.Fatalf("the backend got %+v", got)
 	}
 }

@@ -127,14 +127,15 @@ func badRequest(format string, args ...any) *requestError {
 
 // decodeOptions say how strict decodeJSON is.
 type decodeOptions struct {
-	allowEmpty    bool // an empty body leaves v unchanged
-	allowUnknowns bool // unknown fields are ignored (the OpenAI routes)
+	allowEmpty    bool  // an empty body leaves v unchanged
+	allowUnknowns bool  // unknown fields are ignored (the OpenAI routes)
+	extra         int64 // bytes the route takes beyond the server's body limit
 }
 
 // decodeJSON reads one JSON object from the body into v, bounded by the server's body limit.
 // Unknown fields, malformed JSON and anything after the object are 400; an oversized body is 413.
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, o decodeOptions) *requestError {
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody+o.extra)
 	dec := json.NewDecoder(r.Body)
 	if !o.allowUnknowns {
 		dec.DisallowUnknownFields()

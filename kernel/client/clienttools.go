@@ -34,11 +34,32 @@ type ClientTool struct {
 }
 
 // ToolAnswer is the client's result of one call of its tool: Content is the result text the
-// model reads (at most 4 MiB); IsError marks a failure (Content says why).
+// model reads (at most 2 MiB); IsError marks a failure (Content says why). Images (a
+// screenshot, say) go with the result: to a vision model beside the text, and stored with the
+// result as image blocks, whose text the kernel reads (OCR) for memory search. At most
+// [MaxToolAnswerImages], each a PNG, JPEG, GIF or WebP of at most [MaxToolAnswerImageBytes],
+// all together at most [MaxToolAnswerImagesBytes]; an answer with another image is refused
+// (ErrInvalid) and the call keeps waiting.
 type ToolAnswer struct {
-	Content string `json:"content"`
-	IsError bool   `json:"is_error,omitempty"`
+	Content string      `json:"content"`
+	IsError bool        `json:"is_error,omitempty"`
+	Images  []ToolImage `json:"images,omitempty"`
 }
+
+// ToolImage is one image of a [ToolAnswer]: its type, its bytes and, optionally, a file name.
+type ToolImage struct {
+	MIME string `json:"mime"`
+	Data []byte `json:"data"`
+	Name string `json:"name,omitempty"`
+}
+
+// Bounds of a [ToolAnswer]'s images (the answer's request body may be this much larger than
+// the API's body limit).
+const (
+	MaxToolAnswerImages      = 4
+	MaxToolAnswerImageBytes  = 20 << 20
+	MaxToolAnswerImagesBytes = 32 << 20
+)
 
 // AnswerToolCall answers a call of a client tool (POST /api/v1/turns/{turn}/tools/{call});
 // ErrNotFound when no such call waits.

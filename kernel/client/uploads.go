@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -109,8 +110,19 @@ type File struct {
 	Size int64
 }
 
-// Streamed says the file goes ahead as an upload rather than inside the chat request.
-func (f File) Streamed() bool { return f.Path != "" && f.Kind != "text" && f.Data == nil }
+// Streamed says the file goes ahead as an upload rather than inside the chat request: a file
+// kept as its path, or data held in memory (pasted, a screenshot) over [InlineBytes], which
+// base64 JSON would take past the kernel's body limit.
+func (f File) Streamed() bool {
+	switch {
+	case f.Kind == "text":
+		return false
+	case f.Path != "":
+		return f.Data == nil
+	default:
+		return len(f.Data) > InlineBytes
+	}
+}
 
 // OpenFile tells what the file at path is by its content (text as valid UTF-8, an image,
 // audio or a video) and reads it when it travels inside the chat request: a video is only
@@ -229,21 +241,24 @@ func UploadFiles(ctx context.Context, k Uploader, files []File, progress func(Up
 	}
 	for _, i := range up {
 		f := files[i]
-		fh, err := os.Open(f.Path)
-		if err != nil {
-			return nil, err
+		var body io.Reader = bytes.NewReader(f.Data)
+		if f.Path != "" {
+			fh, err := os.Open(f.Path)
+			if err != nil {
+				return nil, err
+			}
+			defer fh.Close()
+			body = fh
 		}
-		var r io.Reader = fh
 		if progress != nil {
 			progress(UploadProgress{Name: f.Name, Size: f.Size})
-			r = &progressReader{r: fh, p: UploadProgress{Name: f.Name, Size: f.Size}, report: progress}
+			body = &progressReader{r: body, p: UploadProgress{Name: f.Name, Size: f.Size}, report: progress}
 		}
-		u, err := k.Upload(ctx, UploadRequest{Name: f.Name, MIME: f.MIME, Size: f.Size}, r)
-		fh.Close()
+		u, err := k.Upload(ctx, UploadRequest{Name: f.Name, MIME: f.MIME, Size: f.Size}, body)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
-		out[i].Upload = u.ID
+		out[i].Upload, out[i].Data = u.ID, nil
 	}
 	return out, nil
 }

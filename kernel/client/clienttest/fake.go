@@ -48,23 +48,24 @@ type Fake struct {
 	// "PONG: " + input, or fails with "no provider configured" while there is no provider).
 	Chat ChatFunc
 
-	mu        sync.Mutex
-	requests  []Request
-	providers map[string]client.ProviderConfig
-	sessions  map[string]client.Session
-	history   map[string][]client.Message
-	tools     []client.Tool
-	windows   map[string]client.Window
-	memory    []client.MemoryHit
-	turns     map[string]context.CancelFunc
-	plugins   map[string]*fakePlugin // plugins.go
-	graph     *fakeGraph             // graph.go
-	desktop   fakeDesktop            // desktop.go
-	approvals fakeApprovals          // approval.go
-	prompt    fakePrompt             // prompt.go
-	uploads   map[string]fakeUpload  // uploads.go
-	nextID    int
-	started   time.Time
+	mu          sync.Mutex
+	requests    []Request
+	providers   map[string]client.ProviderConfig
+	sessions    map[string]client.Session
+	history     map[string][]client.Message
+	tools       []client.Tool
+	windows     map[string]client.Window
+	memory      []client.MemoryHit
+	turns       map[string]context.CancelFunc
+	plugins     map[string]*fakePlugin // plugins.go
+	graph       *fakeGraph             // graph.go
+	desktop     fakeDesktop            // desktop.go
+	approvals   fakeApprovals          // approval.go
+	prompt      fakePrompt             // prompt.go
+	uploads     map[string]fakeUpload  // uploads.go
+	clientTools fakeClientTools        // clienttools.go
+	nextID      int
+	started     time.Time
 }
 
 // New returns a fake kernel with a "main" session and one builtin tool, time_now.
@@ -180,6 +181,8 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.promptRoute(w, r, body) // prompt.go
 	case route == "POST /api/v1/chat":
 		f.chat(w, r, body)
+	case r.Method == http.MethodPost && len(parts) == 4 && parts[0] == "turns" && parts[2] == "tools":
+		f.answerToolCall(w, body, parts[1], parts[3])
 	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "turns" && parts[2] == "cancel":
 		f.cancel(w, parts[1])
 	case route == "GET /api/v1/sessions":
