@@ -86,6 +86,7 @@ type Dense struct {
 	rt     *embed.ORT
 	rtErr  error
 	vs     memory.VectorStore
+	bvs    memory.BlockVectorStore
 	index  memory.Index
 
 	opMu sync.Mutex // serialises model changes (UseModel, start, close)
@@ -94,7 +95,9 @@ type Dense struct {
 	model    string     // the chosen model ("" none)
 	emb      embed.Embedder
 	space    string
-	vecs     *vector.Index // vectors of space
+	vecs     *vector.Index       // vectors of space
+	imgEmb   embed.ImageEmbedder // emb when it embeds images too, else nil
+	imgs     *imageIndex         // image vectors of space (nil: imgEmb is nil)
 	loading  bool
 	reason   string // why sparse (with a model chosen: loading or failed)
 	progress ReembedProgress
@@ -118,7 +121,7 @@ type queryVec struct {
 
 // newDense returns the dense side of m (deps.Models is set).
 func newDense(m *Engine, deps DenseOptions) *Dense {
-	return &Dense{m: m, opts: deps, models: deps.Models, rt: deps.Runtime, rtErr: deps.RuntimeErr, vs: m.store, index: m.store,
+	return &Dense{m: m, opts: deps, models: deps.Models, rt: deps.Runtime, rtErr: deps.RuntimeErr, vs: m.store, bvs: m.store, index: m.store,
 		wake: make(chan struct{}, 1), changed: make(chan struct{})}
 }
 
@@ -267,6 +270,16 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 	}); err != nil {
 		return fmt.Errorf("load the vectors of %s: %w", space, err)
 	}
+	// A model whose space holds images (embed.ImageEmbedder, the embed package's way of saying
+	// so) embeds the image blocks too.
+	imgEmb, _ := emb.(embed.ImageEmbedder)
+	var imgs *imageIndex
+	if imgEmb != nil {
+		var err error
+		if imgs, err = d.loadImages(ctx, space); err != nil {
+			return err
+		}
+	}
 	have, total, err := d.vs.VectorCounts(ctx, space)
 	if err != nil {
 		return err
@@ -277,6 +290,7 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 		return context.Canceled
 	}
 	d.emb, d.space, d.vecs, d.loading, d.reason, d.caughtUp = emb, space, vecs, false, "", false
+	d.imgEmb, d.imgs = imgEmb, imgs
 	d.progress = ReembedProgress{Done: have, Total: total, Running: have < total}
 	d.changedLocked()
 	d.mu.Unlock()
@@ -284,7 +298,7 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		d.reembed(ctx, gen, space, emb, vecs)
+		d.reembed(ctx, gen, space, emb, vecs, imgEmb, imgs)
 	}()
 	return nil
 }
@@ -359,6 +373,7 @@ func (d *Dense) halt() embed.Embedder {
 	}
 	emb := d.emb
 	d.emb, d.space, d.vecs, d.loading, d.caughtUp = nil, "", nil, false, false
+	d.imgEmb, d.imgs = nil, nil
 	d.progress = ReembedProgress{}
 	d.changedLocked()
 	d.mu.Unlock()
@@ -394,10 +409,12 @@ func (d *Dense) active() (embed.Embedder, string, *vector.Index) {
 }
 
 // reembed embeds every event without a vector in space, then the new ones as they come (the
-// store notifies), until ctx ends. Once the backlog is done it deletes the vectors of every
-// other space. Event ids only grow, so after the backlog each pass starts after the last event
-// it saw.
-func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Embedder, vecs *vector.Index) {
+// store notifies), until ctx ends; with imgEmb set, every image block without one after each
+// pass over the events (images.go). Once the backlog is done it deletes the vectors (of events
+// and of images) of every other space. Event ids only grow, so after the backlog each pass
+// starts after the last event it saw.
+func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Embedder, vecs *vector.Index,
+	imgEmb embed.ImageEmbedder, imgs *imageIndex) {
 	have, total, err := d.vs.VectorCounts(ctx, space)
 	if err != nil && ctx.Err() == nil {
 		d.m.log.Warn("counting the vectors to re-embed", "space", space, "err", err)
@@ -408,6 +425,9 @@ func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Em
 	caughtUp := false
 	for {
 		err := d.reembedFrom(ctx, gen, space, emb, vecs, &after, &p, caughtUp)
+		if err == nil && imgEmb != nil {
+			err = d.reembedImages(ctx, space, imgEmb, imgs)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -417,7 +437,13 @@ func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Em
 			retry = time.NewTimer(reembedBackoff)
 		} else if !caughtUp {
 			p.Done = max(p.Done, p.Total) // what was missing is embedded (or was forgotten meanwhile)
-			if n, err := d.vs.DeleteVectorsExcept(ctx, space); err != nil {
+			n, err := d.vs.DeleteVectorsExcept(ctx, space)
+			if err == nil {
+				var ni int
+				ni, err = d.bvs.DeleteBlockVectorsExcept(ctx, space)
+				n += ni
+			}
+			if err != nil {
 				d.m.log.Warn("deleting the vectors of other spaces", "err", err)
 			} else {
 				caughtUp = true
@@ -568,6 +594,7 @@ func (d *Dense) settle(ctx context.Context) error {
 	for {
 		d.mu.Lock()
 		model, loading, emb, space, caughtUp, ch := d.model, d.loading, d.emb, d.space, d.caughtUp, d.changed
+		images := d.imgEmb != nil
 		d.mu.Unlock()
 		switch {
 		case model == "", !loading && emb == nil:
@@ -576,6 +603,11 @@ func (d *Dense) settle(ctx context.Context) error {
 			have, total, err := d.vs.VectorCounts(ctx, space)
 			if err != nil {
 				return err
+			}
+			if have >= total && images {
+				if have, total, err = d.bvs.BlockVectorCounts(ctx, space); err != nil {
+					return err
+				}
 			}
 			if have >= total {
 				return nil
@@ -644,40 +676,67 @@ func (d *Dense) windowScores(ctx context.Context, input string) (func(ids []int6
 
 // Search implements cold.Dense: a scan of the active space's vectors that q.Viewer may see
 // (in q.Session when set), the cosine of each to the query, their mean and spread, and the
-// best events in q.Layers. With no model ready, or when the query cannot be embedded, it
-// returns nothing (recall goes on sparse).
+// best events in q.Layers; with a model that embeds images, the same over the image blocks'
+// vectors (each found with the event that brought it). With no model ready, or when the query
+// cannot be embedded, it returns nothing (recall goes on sparse).
 func (d *Dense) Search(ctx context.Context, q cold.DenseQuery) (cold.DenseResult, error) {
 	emb, space, vecs := d.active()
 	if emb == nil || q.Limit <= 0 {
 		return cold.DenseResult{}, nil
 	}
+	d.mu.Lock()
+	imgs := d.imgs
+	d.mu.Unlock()
 	qv, err := d.queryVec(ctx, emb, space, q.Text)
 	if err != nil {
 		d.m.log.Warn("embedding a recall query failed; recall is sparse", "err", err)
 		return cold.DenseResult{}, nil
 	}
-	best, st := vecs.Search(qv, q.Limit*searchOverFetch, func(e memory.VectorEntry) bool {
+	keep := func(e memory.VectorEntry) bool {
 		return q.Viewer.CanSee(e.Scope) && (q.Session == "" || e.Session == q.Session)
-	})
+	}
+	best, st := vecs.Search(qv, q.Limit*searchOverFetch, keep)
 	res := cold.DenseResult{N: st.N, Mean: st.Mean, SD: st.SD}
-	if res.N == 0 {
+	var bestImgs []scoredImage
+	if imgs != nil && imgs.len() > 0 {
+		var ist vector.Stats
+		bestImgs, ist = imgs.search(qv, q.Limit*searchOverFetch, keep)
+		res.ImageN, res.ImageMean, res.ImageSD = ist.N, ist.Mean, ist.SD
+	}
+	if res.N == 0 && len(bestImgs) == 0 {
 		return res, nil
 	}
-	ids := make([]int64, len(best))
+	ids := make([]int64, 0, len(best)+len(bestImgs))
 	cos := make(map[int64]float64, len(best))
-	for i, b := range best {
-		ids[i] = b.Event
+	for _, b := range best {
+		ids = append(ids, b.Event)
 		cos[b.Event] = b.Cos
+	}
+	seen := make(map[int64]bool, len(bestImgs))
+	for _, b := range bestImgs {
+		if _, ok := cos[b.event]; !ok && !seen[b.event] {
+			seen[b.event] = true
+			ids = append(ids, b.event)
+		}
 	}
 	hits, err := d.index.Events(ctx, ids)
 	if err != nil {
 		return cold.DenseResult{}, fmt.Errorf("dense search: %w", err)
 	}
+	byID := make(map[int64]memory.TextHit, len(hits))
 	for _, h := range hits { // forgotten events are simply missing
 		if !layerIn(h.Event.Layer, q.Layers) {
 			continue
 		}
-		res.Hits = append(res.Hits, cold.DenseHit{Event: h.Event, Indexed: h.Indexed, Cos: cos[h.Event.ID]})
+		byID[h.Event.ID] = h
+		if c, ok := cos[h.Event.ID]; ok {
+			res.Hits = append(res.Hits, cold.DenseHit{Event: h.Event, Indexed: h.Indexed, Cos: c})
+		}
+	}
+	for _, b := range bestImgs { // best first
+		if h, ok := byID[b.event]; ok {
+			res.Images = append(res.Images, cold.ImageHit{Block: b.block, Event: h.Event, Indexed: h.Indexed, Cos: b.cos})
+		}
 	}
 	sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Cos > res.Hits[j].Cos })
 	if len(res.Hits) > q.Limit {

@@ -1,0 +1,186 @@
+//go:build integration
+
+package kernel_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hologramagent/hologram/kernel"
+	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/embed"
+)
+
+// clipModel generates the CLIP-like test model of gen.py (a colour image and a text naming its
+// colour embed alike) laid out as its hub repository.
+func clipModel(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "clip")
+	if err := os.MkdirAll(filepath.Join(dir, "onnx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	genModel(t, "clip", "--out", filepath.Join(dir, "onnx", "model.onnx"), "--tokenizer", filepath.Join(dir, "tokenizer.json"))
+	for _, p := range []string{"config.json", "preprocessor_config.json"} {
+		writeFile(t, filepath.Join(dir, p), []byte(`{"generated_for":"tests"}`+"\n"))
+	}
+	return dir
+}
+
+// colourPNG is a w×h PNG of one colour.
+func colourPNG(t testing.TB, c color.RGBA, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, 255
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// clipDir is a colour's direction in the test model's space: its CLIP-normalised pixel.
+func clipDir(c color.RGBA) [3]float64 {
+	var v [3]float64
+	var n float64
+	for i, x := range []uint8{c.R, c.G, c.B} {
+		v[i] = (float64(x)/255 - float64(embed.CLIPMean[i])) / float64(embed.CLIPStd[i])
+		n += v[i] * v[i]
+	}
+	for i := range v {
+		v[i] /= math.Sqrt(n)
+	}
+	return v
+}
+
+// TestImageVectorsEndToEnd is the plumbing test of issue 34 (the test model's weights are
+// designed, so it shows the path works, not that a real CLIP model ranks well): 100 image blocks
+// of distinct colours in memory, the CLIP-like test model chosen, the worker embeds every image
+// in the background; a text query naming a colour ranks the event of the matching image first
+// among the 100, through the kernel's memory search over HTTP, the image named in the hit;
+// an image's OCR text still finds it by BM25; Forget takes its image vectors with it.
+func TestImageVectorsEndToEnd(t *testing.T) {
+	rt := testRuntime(t)
+	clip := clipModel(t)
+	dir := t.TempDir()
+	models, err := embed.NewManager(embed.ManagerOptions{Dir: filepath.Join(dir, "data", "models"), Hubs: []string{"http://127.0.0.1:9"}, Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	k := newEmbKernel(t, embOptions{Dir: dir, Deps: kernel.EmbeddingDeps{Models: models, Runtime: rt}})
+	c := serveHTTP(t, k.Kernel)
+	if _, err := c.CreateSession(ctx, client.Session{ID: "photos"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// 100 colours: pure red, green and blue (the targets), then 97 others whose direction in the
+	// model's space is not near any target's (a colour between a target and CLIP's mean colour
+	// points the same way and would tie with it).
+	targets := map[string]color.RGBA{"red": {255, 0, 0, 255}, "green": {0, 255, 0, 255}, "blue": {0, 0, 255, 255}}
+	colours := []color.RGBA{targets["red"], targets["green"], targets["blue"]}
+	near := func(c color.RGBA) bool {
+		for _, tc := range targets {
+			a, b := clipDir(c), clipDir(tc)
+			if a[0]*b[0]+a[1]*b[1]+a[2]*b[2] > 0.97 {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; len(colours) < 100; i++ {
+		c := color.RGBA{uint8(37 + 53*i%219), uint8(11 + 97*i%233), uint8(71 + 29*i%181), 255}
+		if !near(c) {
+			colours = append(colours, c)
+		}
+	}
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	var evs []memory.Event
+	for i, col := range colours {
+		b := memory.Block{Kind: memory.BlockImage, MIME: "image/png", Name: fmt.Sprintf("photo-%03d.png", i), Data: colourPNG(t, col, 64+i%5*8, 48)}
+		if i == 50 {
+			b.Text = "invoice number 4711" // its OCR text
+		}
+		evs = append(evs, memory.Event{Session: "photos", Role: memory.RoleUser, Content: fmt.Sprintf("picture %d", i),
+			Layer: memory.LayerL2, Time: t0.Add(time.Duration(i) * time.Minute), Tokens: 4, Blocks: []memory.Block{b}})
+	}
+	evs = append(evs, memory.Event{Session: "photos", Role: memory.RoleUser, Content: "the fox ran over the hill", Layer: memory.LayerL2,
+		Time: t0.Add(2 * time.Hour), Tokens: 6})
+	stored, err := k.Store.AppendEvents(ctx, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := c.ImportModel(ctx, clipID, clip); err != nil {
+		t.Fatalf("ImportModel: %v", err)
+	}
+	st, err := c.UseModel(ctx, clipID)
+	if err != nil {
+		t.Fatalf("UseModel: %v", err)
+	}
+	start := time.Now()
+	settle(t, k)
+	t.Logf("100 images (and 101 events) embedded in %v", time.Since(start).Round(time.Millisecond))
+	if have, total, err := k.Store.BlockVectorCounts(ctx, st.Space); err != nil || have != 100 || total != 100 {
+		t.Fatalf("BlockVectorCounts = %d of %d, %v; want every image embedded", have, total, err)
+	}
+
+	for _, q := range []struct{ query, colour string }{
+		{"red", "red"}, {"绿草地", "green"}, {"a photo of the blue sky", "blue"},
+	} {
+		want := stored[map[string]int{"red": 0, "green": 1, "blue": 2}[q.colour]]
+		hits, err := c.SearchMemory(ctx, client.MemoryQuery{Text: q.query, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].ID != want.ID {
+			t.Fatalf("search %q: %+v; want the %s image's event %d first", q.query, hits, q.colour, want.ID)
+		}
+		h := hits[0]
+		if len(h.Images) != 1 || h.Images[0].Block != want.Blocks[0].ID || !h.Images[0].Matched || h.Images[0].Name != want.Blocks[0].Name ||
+			h.Images[0].MIME != "image/png" || !strings.Contains(h.Reason, "image") {
+			t.Fatalf("search %q: first hit %+v; want its image named, matched", q.query, h)
+		}
+		t.Logf("%q → %s (%s)", q.query, h.Images[0].Name, h.Reason)
+	}
+
+	// The OCR text is found by BM25, and the hit shows its image (not matched by its vector).
+	hits, err := c.SearchMemory(ctx, client.MemoryQuery{Text: "invoice 4711", K: 3})
+	if err != nil || len(hits) == 0 || hits[0].ID != stored[50].ID || len(hits[0].Images) != 1 || hits[0].Images[0].Block != stored[50].Blocks[0].ID {
+		t.Fatalf("search by OCR text = %+v, %v; want picture 50 with its image", hits, err)
+	}
+	// Text-only events are found as before.
+	if hits, err := c.SearchMemory(ctx, client.MemoryQuery{Text: "fox", K: 3}); err != nil || len(hits) == 0 || hits[0].ID != stored[100].ID || len(hits[0].Images) != 0 {
+		t.Fatalf("search fox = %+v, %v", hits, err)
+	}
+
+	// Forget the red picture: its image vector goes with it, and red finds it no more.
+	if _, err := c.Forget(ctx, []int64{stored[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if have, total, err := k.Store.BlockVectorCounts(ctx, st.Space); err != nil || have != 99 || total != 99 {
+		t.Fatalf("after Forget: BlockVectorCounts = %d of %d, %v; want 99 of 99", have, total, err)
+	}
+	hits, err = c.SearchMemory(ctx, client.MemoryQuery{Text: "red", K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.ID == stored[0].ID {
+			t.Fatalf("the forgotten red picture is still found: %+v", hits)
+		}
+	}
+}

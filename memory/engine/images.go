@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"sync"
+
+	"github.com/hologramagent/hologram/memory"
+	"github.com/hologramagent/hologram/memory/embed"
+	"github.com/hologramagent/hologram/memory/ocr"
+	"github.com/hologramagent/hologram/memory/vector"
+)
+
+// Image vectors (issue 34). When the active model embeds images as well as text
+// (embed.ImageEmbedder: Chinese-CLIP and the other CLIP-like models), the re-embedding worker
+// also embeds every image block that has no vector in the model's space (attachments,
+// screenshots, video keyframes, tool images: every block of kind image), in small batches after
+// the events, and recall searches those vectors with the query embedded by the text tower
+// (cold.DenseResult.Images). A model that embeds text only leaves images without vectors and
+// recall as it was.
+
+// imageBatch is how many images one model run embeds (decoded images are large).
+const imageBatch = 8
+
+// imageIndex holds the image vectors of one space by block. Entries are kept in a
+// vector.Index under a sequence number of their own (an event may bring several images), whose
+// Event field is the sequence number; blocks maps it back.
+type imageIndex struct {
+	idx *vector.Index
+
+	mu     sync.RWMutex
+	seq    map[string]int64 // block id → key in idx
+	blocks []imageRef       // key-1 → the block and its event
+}
+
+type imageRef struct {
+	block string
+	event int64
+}
+
+func newImageIndex() *imageIndex { return &imageIndex{idx: vector.New(), seq: map[string]int64{}} }
+
+// put adds or replaces a block's vector.
+func (x *imageIndex) put(e memory.BlockVectorEntry) {
+	x.mu.Lock()
+	k, ok := x.seq[e.Block]
+	if !ok {
+		x.blocks = append(x.blocks, imageRef{block: e.Block, event: e.Event})
+		k = int64(len(x.blocks))
+		x.seq[e.Block] = k
+	} else {
+		x.blocks[k-1].event = e.Event
+	}
+	x.mu.Unlock()
+	x.idx.Put(memory.VectorEntry{Event: k, Session: e.Session, Scope: e.Scope, Vec: e.Vec})
+}
+
+// len is the number of image vectors held.
+func (x *imageIndex) len() int { return x.idx.Len() }
+
+// scoredImage is a block, its event and its cosine to a query.
+type scoredImage struct {
+	block string
+	event int64
+	cos   float64
+}
+
+// search returns the k images nearest q that keep accepts (by their event's session and the
+// block's scope), best first, and the statistics of every accepted cosine.
+func (x *imageIndex) search(q []float32, k int, keep func(memory.VectorEntry) bool) ([]scoredImage, vector.Stats) {
+	best, st := x.idx.Search(q, k, keep)
+	out := make([]scoredImage, len(best))
+	x.mu.RLock()
+	for i, b := range best {
+		ref := x.blocks[b.Event-1]
+		out[i] = scoredImage{block: ref.block, event: ref.event, cos: b.Cos}
+	}
+	x.mu.RUnlock()
+	return out, st
+}
+
+// loadImages reads the block vectors of space into a new index.
+func (d *Dense) loadImages(ctx context.Context, space string) (*imageIndex, error) {
+	imgs := newImageIndex()
+	if err := d.bvs.ScanBlockVectors(ctx, space, func(e memory.BlockVectorEntry) error {
+		imgs.put(e)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("load the image vectors of %s: %w", space, err)
+	}
+	return imgs, nil
+}
+
+// reembedImages embeds every image block without a vector in space, batch by batch. Block ids
+// are random, so each pass starts from the first id: a new image may sort anywhere. Each block
+// embedded gets its entry in imgs; an image that does not decode or embed gets an empty vector
+// (embedded, never matched), so one bad image cannot stall the rest.
+func (d *Dense) reembedImages(ctx context.Context, space string, emb embed.ImageEmbedder, imgs *imageIndex) error {
+	after := ""
+	for {
+		bs, err := d.bvs.UnembeddedImages(ctx, space, after, imageBatch)
+		if err != nil || len(bs) == 0 {
+			return err
+		}
+		if err := d.yieldToTurns(ctx); err != nil {
+			return err
+		}
+		out, err := d.embedImages(ctx, emb, bs)
+		if err != nil {
+			return err
+		}
+		if _, err := d.bvs.PutBlockVectors(ctx, space, out); err != nil {
+			return err
+		}
+		for i, b := range bs {
+			if len(out[i].Vec) > 0 && b.Holder.Event != 0 {
+				imgs.put(memory.BlockVectorEntry{Block: b.ID, Event: b.Holder.Event, Session: d.sessionOf(ctx, b.Holder.Event), Scope: b.Scope, Vec: out[i].Vec})
+			}
+		}
+		after = bs[len(bs)-1].ID
+	}
+}
+
+// sessionOf is the session of an event ("" when it cannot be read; the entry then matches only
+// searches of every session).
+func (d *Dense) sessionOf(ctx context.Context, id int64) string {
+	hits, err := d.index.Events(ctx, []int64{id})
+	if err != nil || len(hits) == 0 {
+		return ""
+	}
+	return hits[0].Event.Session
+}
+
+// embedImages decodes and embeds a batch of image blocks; see reembedImages for failures.
+func (d *Dense) embedImages(ctx context.Context, emb embed.ImageEmbedder, bs []memory.Block) ([]memory.BlockVector, error) {
+	out := make([]memory.BlockVector, len(bs))
+	var decoded []image.Image
+	var at []int
+	for i, b := range bs {
+		out[i].Block = b.ID
+		img, err := ocr.Decode(b.Data)
+		if err != nil {
+			d.m.log.Warn("an image block could not be decoded; it is found by its text alone", "block", b.ID, "err", err)
+			continue
+		}
+		decoded = append(decoded, img)
+		at = append(at, i)
+	}
+	if len(decoded) == 0 {
+		return out, nil
+	}
+	vs, err := emb.EmbedImages(ctx, decoded)
+	if err == nil {
+		for j, i := range at {
+			out[i].Vec = vs[j]
+		}
+		return out, nil
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		v, err := emb.EmbedImages(ctx, decoded[j:j+1])
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			d.m.log.Warn("an image block could not be embedded; it is found by its text alone", "block", bs[i].ID, "err", err)
+			continue
+		}
+		out[i].Vec = v[0]
+	}
+	return out, nil
+}
