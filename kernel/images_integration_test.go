@@ -5,6 +5,7 @@ package kernel_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -155,6 +156,22 @@ func TestImageVectorsEndToEnd(t *testing.T) {
 			t.Fatalf("search %q: first hit %+v; want its image named, matched", q.query, h)
 		}
 		t.Logf("%q → %s (%s)", q.query, h.Images[0].Name, h.Reason)
+	}
+
+	// The hit's thumbnail, over HTTP.
+	thumb, err := c.Thumbnail(ctx, stored[0].Blocks[0].ID)
+	if err != nil {
+		t.Fatalf("Thumbnail: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(thumb))
+	if err != nil {
+		t.Fatalf("thumbnail is not a PNG: %v", err)
+	}
+	if r, g, b, _ := img.At(10, 10).RGBA(); img.Bounds().Dx() != 64 || img.Bounds().Dy() != 48 || r>>8 != 255 || g>>8 != 0 || b>>8 != 0 {
+		t.Fatalf("thumbnail of the red 64×48 picture: %v, colour %d %d %d", img.Bounds(), r>>8, g>>8, b>>8)
+	}
+	if _, err := c.Thumbnail(ctx, "0123456789abcdef"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("Thumbnail of an unknown block = %v, want ErrNotFound", err)
 	}
 
 	// The OCR text is found by BM25, and the hit shows its image (not matched by its vector).
