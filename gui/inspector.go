@@ -124,13 +124,19 @@ func (vm *InspectorVM) Search(ctx context.Context) error {
 
 // thumbnails reads the thumbnails of the hits' images, the first inspectorThumbs of them.
 func (vm *InspectorVM) thumbnails(ctx context.Context, hits []client.MemoryHit) map[string][]byte {
+	return readThumbnails(ctx, vm.svc, hits, inspectorThumbs)
+}
+
+// readThumbnails reads the thumbnails (PNG) of the hits' images by block id, the first n of
+// them; an image whose thumbnail cannot be read is left out (its view shows its name).
+func readThumbnails(ctx context.Context, svc client.Service, hits []client.MemoryHit, n int) map[string][]byte {
 	out := map[string][]byte{}
 	for _, h := range hits {
 		for _, im := range h.Images {
-			if len(out) == inspectorThumbs {
+			if len(out) == n || ctx.Err() != nil {
 				return out
 			}
-			if data, err := vm.svc.Thumbnail(ctx, im.Block); err == nil {
+			if data, err := svc.Thumbnail(ctx, im.Block); err == nil {
 				out[im.Block] = data
 			}
 		}

@@ -20,7 +20,8 @@ import (
 
 // TestInspectorImageHits: a cold search whose hit has images shows each image's thumbnail
 // (read from the kernel) with its name, "matched" for the one the query matched by its
-// picture; an image without a thumbnail is shown by name.
+// picture; an image without a thumbnail is shown by name. The star map's event dialog shows
+// them as well.
 func TestInspectorImageHits(t *testing.T) {
 	f, c := skyKernel(t)
 	f.AddMemory(client.MemoryHit{ID: 301, Session: "main", Time: time.Date(2026, 5, 3, 18, 0, 0, 0, time.UTC), Role: "user", Scope: "private",
@@ -71,6 +72,26 @@ func TestInspectorImageHits(t *testing.T) {
 	if len(pics) != 1 || pics[0].MinSize() != fyne.NewSize(thumbSide, thumbSide) || pics[0].FillMode != canvas.ImageFillContain {
 		t.Fatalf("thumbnails shown: %+v", pics)
 	}
+	// The star map's dialog of an event in its conversation shows its images too.
+	evs, err := c.EventContext(context.Background(), 301, 1)
+	if err != nil || len(evs) != 1 || len(evs[0].Images) != 2 {
+		t.Fatalf("EventContext = %+v, %v", evs, err)
+	}
+	d := test.NewTempWindow(t, nil)
+	d.Resize(fyne.NewSize(700, 500))
+	showEventContext(d, 301, evs, readThumbnails(context.Background(), c, evs, inspectorThumbs))
+	n := 0
+	for _, r := range uiRoots(d) {
+		uiWalk(r, func(o fyne.CanvasObject) {
+			if im, ok := o.(*canvas.Image); ok && im.Resource != nil && im.Resource.Name() == "b301.png" {
+				n++
+			}
+		})
+	}
+	if n != 1 || !uiHasText(d, "receipt.jpg") {
+		t.Errorf("the event dialog shows %d thumbnails of b301 (want 1): %q", n, uiTexts(d))
+	}
+
 	// HOLOGRAM_SHOT_DIR, when set, receives a screenshot of the tab to look at.
 	if dir := os.Getenv("HOLOGRAM_SHOT_DIR"); dir != "" {
 		var out bytes.Buffer
