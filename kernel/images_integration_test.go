@@ -11,7 +11,6 @@ import (
 	"image/color"
 	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,24 +18,10 @@ import (
 
 	"github.com/hologramagent/hologram/kernel"
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/llm/llmtest"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/embed"
 )
-
-// clipModel generates the CLIP-like test model of gen.py (a colour image and a text naming its
-// colour embed alike) laid out as its hub repository.
-func clipModel(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "clip")
-	if err := os.MkdirAll(filepath.Join(dir, "onnx"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	genModel(t, "clip", "--out", filepath.Join(dir, "onnx", "model.onnx"), "--tokenizer", filepath.Join(dir, "tokenizer.json"))
-	for _, p := range []string{"config.json", "preprocessor_config.json"} {
-		writeFile(t, filepath.Join(dir, p), []byte(`{"generated_for":"tests"}`+"\n"))
-	}
-	return dir
-}
 
 // colourPNG is a w×h PNG of one colour.
 func colourPNG(t testing.TB, c color.RGBA, w, h int) []byte {
@@ -71,10 +56,12 @@ func clipDir(c color.RGBA) [3]float64 {
 // of distinct colours in memory, the CLIP-like test model chosen, the worker embeds every image
 // in the background; a text query naming a colour ranks the event of the matching image first
 // among the 100, through the kernel's memory search over HTTP, the image named in the hit;
-// an image's OCR text still finds it by BM25; Forget takes its image vectors with it.
+// an image's OCR text still finds it by BM25; the thumbnail is served; Forget takes its image
+// vectors with it; a picture attached to a chat message is embedded as it arrives; switching to
+// a text-only model deletes the image vectors of the old space.
 func TestImageVectorsEndToEnd(t *testing.T) {
 	rt := testRuntime(t)
-	clip := clipModel(t)
+	bge, clip := testModels(t)
 	dir := t.TempDir()
 	models, err := embed.NewManager(embed.ManagerOptions{Dir: filepath.Join(dir, "data", "models"), Hubs: []string{"http://127.0.0.1:9"}, Runtime: rt})
 	if err != nil {
@@ -199,5 +186,39 @@ func TestImageVectorsEndToEnd(t *testing.T) {
 		if h.ID == stored[0].ID {
 			t.Fatalf("the forgotten red picture is still found: %+v", hits)
 		}
+	}
+
+	// A picture attached to a chat message is embedded as it arrives (in the background).
+	fake := llmtest.NewServer(t)
+	if _, err := c.AddProvider(ctx, client.ProviderConfig{Name: "fake", BaseURL: fake.URL(), Model: "fake-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Chat(ctx, client.ChatRequest{Session: "photos", Input: "look at this", Attachments: []client.Attachment{
+		{Kind: "image", Name: "new-picture.png", MIME: "image/png", Data: colourPNG(t, targets["red"], 32, 32)}}}, nil); err != nil {
+		t.Fatalf("Chat with a picture: %v", err)
+	}
+	settle(t, k)
+	if have, total, err := k.Store.BlockVectorCounts(ctx, st.Space); err != nil || have != 100 || total != 100 {
+		t.Fatalf("after a chat with a picture: BlockVectorCounts = %d of %d, %v; want 100 of 100", have, total, err)
+	}
+	hits, err = c.SearchMemory(ctx, client.MemoryQuery{Text: "red", K: 5})
+	if err != nil || len(hits) == 0 || len(hits[0].Images) != 1 || hits[0].Images[0].Name != "new-picture.png" || !hits[0].Images[0].Matched {
+		t.Fatalf("search red after the chat = %+v, %v; want the new (red) picture first", hits, err)
+	}
+
+	// A text-only model: the images have no vectors in its space, the clip space's go, and
+	// recall of the words goes on.
+	if _, err := c.ImportModel(ctx, bgeID, bge); err != nil {
+		t.Fatalf("ImportModel(%s): %v", bgeID, err)
+	}
+	if _, err := c.UseModel(ctx, bgeID); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, k)
+	if have, _, err := k.Store.BlockVectorCounts(ctx, st.Space); err != nil || have != 0 {
+		t.Fatalf("after switching to %s: %d image vectors left in %s, %v", bgeID, have, st.Space, err)
+	}
+	if hits, err := c.SearchMemory(ctx, client.MemoryQuery{Text: "invoice", K: 3}); err != nil || len(hits) == 0 || hits[0].ID != stored[50].ID {
+		t.Fatalf("search invoice with %s = %+v, %v", bgeID, hits, err)
 	}
 }
