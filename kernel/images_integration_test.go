@@ -125,6 +125,9 @@ func TestImageVectorsEndToEnd(t *testing.T) {
 	if have, total, err := k.Store.BlockVectorCounts(ctx, st.Space); err != nil || have != 100 || total != 100 {
 		t.Fatalf("BlockVectorCounts = %d of %d, %v; want every image embedded", have, total, err)
 	}
+	if es, err := c.Embedding(ctx); err != nil || es.Images == nil || es.Images.Done != 100 || es.Images.Total != 100 || es.Images.Running {
+		t.Fatalf("Embedding = %+v, %v; want 100 of 100 images embedded", es, err)
+	}
 
 	for _, q := range []struct{ query, colour string }{
 		{"red", "red"}, {"绿草地", "green"}, {"a photo of the blue sky", "blue"},
@@ -217,6 +220,9 @@ func TestImageVectorsEndToEnd(t *testing.T) {
 	settle(t, k)
 	if have, _, err := k.Store.BlockVectorCounts(ctx, st.Space); err != nil || have != 0 {
 		t.Fatalf("after switching to %s: %d image vectors left in %s, %v", bgeID, have, st.Space, err)
+	}
+	if es, err := c.Embedding(ctx); err != nil || es.Images != nil {
+		t.Fatalf("Embedding with a text-only model = %+v, %v; want no image progress", es, err)
 	}
 	if hits, err := c.SearchMemory(ctx, client.MemoryQuery{Text: "invoice", K: 3}); err != nil || len(hits) == 0 || hits[0].ID != stored[50].ID {
 		t.Fatalf("search invoice with %s = %+v, %v", bgeID, hits, err)

@@ -69,6 +69,8 @@ type DenseStatus struct {
 	Loading                    bool
 	Runtime                    string // ONNX Runtime's version and path, once loaded
 	Reembed                    ReembedProgress
+	// Images is the embedding of the image blocks, when the model embeds images (nil otherwise).
+	Images *ReembedProgress
 }
 
 // ReembedProgress is the background re-embedding's progress.
@@ -101,6 +103,7 @@ type Dense struct {
 	loading  bool
 	reason   string // why sparse (with a model chosen: loading or failed)
 	progress ReembedProgress
+	imgProg  ReembedProgress    // of the image blocks (imgEmb set)
 	caughtUp bool               // the worker has embedded the backlog and cleaned other spaces
 	changed  chan struct{}      // closed and replaced whenever the state above changes
 	gen      int                // bumped by every model change; stale work checks it
@@ -290,7 +293,7 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 		return context.Canceled
 	}
 	d.emb, d.space, d.vecs, d.loading, d.reason, d.caughtUp = emb, space, vecs, false, "", false
-	d.imgEmb, d.imgs = imgEmb, imgs
+	d.imgEmb, d.imgs, d.imgProg = imgEmb, imgs, ReembedProgress{}
 	d.progress = ReembedProgress{Done: have, Total: total, Running: have < total}
 	d.changedLocked()
 	d.mu.Unlock()
@@ -426,7 +429,7 @@ func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Em
 	for {
 		err := d.reembedFrom(ctx, gen, space, emb, vecs, &after, &p, caughtUp)
 		if err == nil && imgEmb != nil {
-			err = d.reembedImages(ctx, space, imgEmb, imgs)
+			err = d.reembedImages(ctx, gen, space, imgEmb, imgs)
 		}
 		if ctx.Err() != nil {
 			return
@@ -753,6 +756,10 @@ func (d *Dense) Status() DenseStatus {
 	st := DenseStatus{Mode: ModeSparse, Model: d.model, Reason: d.reason, Loading: d.loading}
 	if d.emb != nil {
 		st.Mode, st.Space, st.Reembed = ModeDense, d.space, d.progress
+		if d.imgEmb != nil {
+			p := d.imgProg
+			st.Images = &p
+		}
 	}
 	d.mu.Unlock()
 	if d.rt != nil && d.rt.Loaded() {

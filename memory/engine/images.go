@@ -96,11 +96,19 @@ func (d *Dense) loadImages(ctx context.Context, space string) (*imageIndex, erro
 // are random, so each pass starts from the first id: a new image may sort anywhere. Each block
 // embedded gets its entry in imgs; an image that does not decode or embed gets an empty vector
 // (embedded, never matched), so one bad image cannot stall the rest.
-func (d *Dense) reembedImages(ctx context.Context, space string, emb embed.ImageEmbedder, imgs *imageIndex) error {
+func (d *Dense) reembedImages(ctx context.Context, gen int, space string, emb embed.ImageEmbedder, imgs *imageIndex) error {
+	have, total, err := d.bvs.BlockVectorCounts(ctx, space)
+	if err != nil {
+		return err
+	}
+	p := ReembedProgress{Done: have, Total: total, Running: have < total}
+	d.setImageProgress(gen, p)
 	after := ""
 	for {
 		bs, err := d.bvs.UnembeddedImages(ctx, space, after, imageBatch)
 		if err != nil || len(bs) == 0 {
+			p.Running = false
+			d.setImageProgress(gen, p)
 			return err
 		}
 		if err := d.yieldToTurns(ctx); err != nil {
@@ -119,6 +127,17 @@ func (d *Dense) reembedImages(ctx context.Context, space string, emb embed.Image
 			}
 		}
 		after = bs[len(bs)-1].ID
+		p.Done = min(p.Total, p.Done+len(bs))
+		d.setImageProgress(gen, p)
+	}
+}
+
+func (d *Dense) setImageProgress(gen int, p ReembedProgress) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gen == gen {
+		d.imgProg = p
+		d.changedLocked()
 	}
 }
 
