@@ -29,9 +29,10 @@ const imageBatch = 8
 type imageIndex struct {
 	idx *vector.Index
 
-	mu     sync.RWMutex
-	seq    map[string]int64 // block id → key in idx
-	blocks []imageRef       // key-1 → the block and its event
+	mu      sync.RWMutex
+	seq     map[string]int64 // block id → key in idx
+	blocks  []imageRef       // key-1 → the block and its event
+	dropped map[int64]bool   // keys of forgotten blocks (their vectors stay in idx, unused)
 }
 
 type imageRef struct {
@@ -39,7 +40,9 @@ type imageRef struct {
 	event int64
 }
 
-func newImageIndex() *imageIndex { return &imageIndex{idx: vector.New(), seq: map[string]int64{}} }
+func newImageIndex() *imageIndex {
+	return &imageIndex{idx: vector.New(), seq: map[string]int64{}, dropped: map[int64]bool{}}
+}
 
 // put adds or replaces a block's vector.
 func (x *imageIndex) put(e memory.BlockVectorEntry) {
@@ -52,6 +55,7 @@ func (x *imageIndex) put(e memory.BlockVectorEntry) {
 	} else {
 		x.blocks[k-1].event = e.Event
 	}
+	delete(x.dropped, k)
 	x.mu.Unlock()
 	x.idx.Put(memory.VectorEntry{Event: k, Session: e.Session, Scope: e.Scope, Vec: e.Vec})
 }
@@ -69,7 +73,12 @@ type scoredImage struct {
 // search returns the k images nearest q that keep accepts (by their event's session and the
 // block's scope), best first, and the statistics of every accepted cosine.
 func (x *imageIndex) search(q []float32, k int, keep func(memory.VectorEntry) bool) ([]scoredImage, vector.Stats) {
-	best, st := x.idx.Search(q, k, keep)
+	best, st := x.idx.Search(q, k, func(e memory.VectorEntry) bool {
+		x.mu.RLock()
+		gone := x.dropped[e.Event]
+		x.mu.RUnlock()
+		return !gone && (keep == nil || keep(e))
+	})
 	out := make([]scoredImage, len(best))
 	x.mu.RLock()
 	for i, b := range best {
@@ -78,6 +87,33 @@ func (x *imageIndex) search(q []float32, k int, keep func(memory.VectorEntry) bo
 	}
 	x.mu.RUnlock()
 	return out, st
+}
+
+// drop stops using the images of forgotten events (the store has deleted their blocks, and
+// with them their vectors): they no longer count in a search's statistics either.
+func (x *imageIndex) drop(events map[int64]bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, ref := range x.blocks {
+		if events[ref.event] {
+			x.dropped[int64(i+1)] = true
+		}
+	}
+}
+
+// forgotten tells the dense side that events were forgotten.
+func (d *Dense) forgotten(ids []int64) {
+	d.mu.Lock()
+	imgs := d.imgs
+	d.mu.Unlock()
+	if imgs == nil {
+		return
+	}
+	gone := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	imgs.drop(gone)
 }
 
 // loadImages reads the block vectors of space into a new index.
