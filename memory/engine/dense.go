@@ -164,7 +164,7 @@ func (d *Dense) start(ctx context.Context) error {
 	go func() {
 		defer d.wg.Done()
 		t0 := time.Now()
-		emb, err := d.open(act.Model)
+		emb, img, err := d.open(act.Model)
 		if err != nil {
 			d.m.log.Warn("dense model unavailable; memory stays sparse", "model", act.Model, "err", err)
 			d.mu.Lock()
@@ -175,7 +175,7 @@ func (d *Dense) start(ctx context.Context) error {
 			d.mu.Unlock()
 			return
 		}
-		if err := d.activate(lctx, gen, act.Model, emb); err != nil {
+		if err := d.activate(lctx, gen, act.Model, emb, img); err != nil {
 			closeEmbedder(emb)
 			if lctx.Err() == nil {
 				d.m.log.Warn("dense model unavailable; memory stays sparse", "model", act.Model, "err", err)
@@ -230,38 +230,38 @@ type modelError struct {
 func (e *modelError) Error() string { return e.msg }
 func (e *modelError) Unwrap() error { return e.kind }
 
-// open opens an installed model, saying clearly what is missing.
-func (d *Dense) open(id string) (embed.Embedder, error) {
+// open opens an installed model, saying clearly what is missing; the second embedder is the
+// same model when it embeds images too (nil for a text model).
+func (d *Dense) open(id string) (embed.Embedder, embed.ImageEmbedder, error) {
 	info, err := d.models.Info(id)
 	switch {
 	case errors.Is(err, embed.ErrUnknownModel):
-		return nil, &modelError{memory.ErrNotFound, err.Error()}
+		return nil, nil, &modelError{memory.ErrNotFound, err.Error()}
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case !info.Installed:
-		return nil, &modelError{memory.ErrNotFound, fmt.Sprintf("model %s is not installed (install or import it first: `waiter model install %s`)", id, id)}
+		return nil, nil, &modelError{memory.ErrNotFound, fmt.Sprintf("model %s is not installed (install or import it first: `waiter model install %s`)", id, id)}
 	}
 	if d.rt == nil {
-		return nil, &modelError{ErrUnavailable, fmt.Sprintf("dense model %s needs ONNX Runtime, which was not found: %v", id, d.rtErr)}
+		return nil, nil, &modelError{ErrUnavailable, fmt.Sprintf("dense model %s needs ONNX Runtime, which was not found: %v", id, d.rtErr)}
 	}
-	var emb embed.Embedder
-	_, emb, err = d.models.Use(id)
+	emb, img, err := d.models.OpenImages(id)
 	if err != nil {
 		switch {
 		case errors.Is(err, embed.ErrUnknownModel), errors.Is(err, embed.ErrNotInstalled):
-			return nil, &modelError{memory.ErrNotFound, err.Error()}
+			return nil, nil, &modelError{memory.ErrNotFound, err.Error()}
 		case errors.Is(err, embed.ErrORTNotFound):
-			return nil, &modelError{ErrUnavailable, err.Error()}
+			return nil, nil, &modelError{ErrUnavailable, err.Error()}
 		}
-		return nil, &modelError{ErrInvalid, fmt.Sprintf("model %s failed to load: %v", id, err)}
+		return nil, nil, &modelError{ErrInvalid, fmt.Sprintf("model %s failed to load: %v", id, err)}
 	}
-	return emb, nil
+	return emb, img, nil
 }
 
 // activate makes emb (model id) the active embedder if gen is still current: it stores the
-// setting, loads the space's vectors and starts the worker. It takes ownership of emb only on
-// success.
-func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embedder) error {
+// setting, loads the space's vectors and starts the worker. imgEmb is emb when the model embeds
+// images too (else nil). It takes ownership of emb only on success.
+func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embedder, imgEmb embed.ImageEmbedder) error {
 	space := emb.Space().Fingerprint()
 	if err := d.writeSetting(ctx, embed.Active{Model: id, Fingerprint: space}); err != nil {
 		return err
@@ -273,9 +273,7 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 	}); err != nil {
 		return fmt.Errorf("load the vectors of %s: %w", space, err)
 	}
-	// A model whose space holds images (embed.ImageEmbedder, the embed package's way of saying
-	// so) embeds the image blocks too.
-	imgEmb, _ := emb.(embed.ImageEmbedder)
+	// A model whose space holds images (imgEmb, the same model) embeds the image blocks too.
 	var imgs *imageIndex
 	if imgEmb != nil {
 		var err error
@@ -319,10 +317,13 @@ func (d *Dense) use(ctx context.Context, id string) error {
 	if same {
 		return nil
 	}
-	var emb embed.Embedder
+	var (
+		emb embed.Embedder
+		img embed.ImageEmbedder
+	)
 	if id != "" {
 		var err error
-		if emb, err = d.open(id); err != nil {
+		if emb, img, err = d.open(id); err != nil {
 			return err
 		}
 	}
@@ -351,7 +352,7 @@ func (d *Dense) use(ctx context.Context, id string) error {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.stop = cancel
 	d.mu.Unlock()
-	if err := d.activate(wctx, gen, id, emb); err != nil {
+	if err := d.activate(wctx, gen, id, emb, img); err != nil {
 		closeEmbedder(emb)
 		d.mu.Lock()
 		if d.gen == gen {
