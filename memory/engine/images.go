@@ -6,6 +6,8 @@ import (
 	"image"
 	"sync"
 
+	"golang.org/x/image/draw"
+
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/ocr"
@@ -20,8 +22,13 @@ import (
 // (cold.DenseResult.Images). A model that embeds text only leaves images without vectors and
 // recall as it was.
 
-// imageBatch is how many images one model run embeds (decoded images are large).
+// imageBatch is how many images one model run embeds.
 const imageBatch = 8
+
+// embedSide bounds the shorter side of an image kept for embedding: each is shrunk as it is
+// decoded, so a batch of 8K screenshots (133 MB each decoded) holds ≈ 1 MB apiece. CLIP-like
+// models take a 224–336 px square, so nothing they see is lost.
+const embedSide = 512
 
 // imageIndex holds the image vectors of one space by block. Entries are kept in a
 // vector.Index under a sequence number of their own (an event may bring several images), whose
@@ -187,6 +194,19 @@ func (d *Dense) sessionOf(ctx context.Context, id int64) string {
 	return hits[0].Event.Session
 }
 
+// shrink returns img scaled so that its shorter side is at most side (img itself when it is).
+func shrink(img image.Image, side int) image.Image {
+	r := img.Bounds()
+	short := min(r.Dx(), r.Dy())
+	if short <= side {
+		return img
+	}
+	w, h := max(1, r.Dx()*side/short), max(1, r.Dy()*side/short)
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, r, draw.Src, nil)
+	return dst
+}
+
 // embedImages decodes and embeds a batch of image blocks; see reembedImages for failures.
 func (d *Dense) embedImages(ctx context.Context, emb embed.ImageEmbedder, bs []memory.Block) ([]memory.BlockVector, error) {
 	out := make([]memory.BlockVector, len(bs))
@@ -199,7 +219,7 @@ func (d *Dense) embedImages(ctx context.Context, emb embed.ImageEmbedder, bs []m
 			d.m.log.Warn("an image block could not be decoded; it is found by its text alone", "block", b.ID, "err", err)
 			continue
 		}
-		decoded = append(decoded, img)
+		decoded = append(decoded, shrink(img, embedSide))
 		at = append(at, i)
 	}
 	if len(decoded) == 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"image"
 	"testing"
 
 	"github.com/hologramagent/hologram/memory"
@@ -28,5 +29,18 @@ func TestImageIndex(t *testing.T) {
 	keep := func(e memory.VectorEntry) bool { return e.Scope.Kind == memory.ScopePublic }
 	if best, st := x.search([]float32{1, 0}, 3, keep); len(best) != 0 || st.N != 0 {
 		t.Fatalf("a filter that keeps nothing: %+v, %+v", best, st)
+	}
+}
+
+// TestShrink: an image is shrunk to embedSide on its shorter side, keeping its aspect; a small
+// one is kept as it is.
+func TestShrink(t *testing.T) {
+	big := image.NewRGBA(image.Rect(0, 0, 4000, 2000))
+	if b := shrink(big, embedSide).Bounds(); b.Dx() != 1024 || b.Dy() != 512 {
+		t.Errorf("4000×2000 → %v", b)
+	}
+	small := image.NewRGBA(image.Rect(0, 0, 300, 900))
+	if shrink(small, embedSide) != image.Image(small) {
+		t.Error("a small image was copied")
 	}
 }
