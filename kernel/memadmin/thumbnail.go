@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"strings"
 
 	"golang.org/x/image/draw"
 
@@ -18,6 +19,9 @@ import (
 // longer side is at most client.MaxThumbnailSide pixels (a smaller image keeps its size),
 // encoded as PNG.
 func (k *Admin) Thumbnail(ctx context.Context, block string) ([]byte, error) {
+	if strings.TrimSpace(block) == "" {
+		return nil, invalid("the block id is empty") // as the HTTP client refuses it
+	}
 	b, err := k.DB.Block(ctx, block)
 	if err != nil {
 		return nil, mapErr(err)
