@@ -14,6 +14,9 @@ import (
 // inspectorHits is how many cold events a search of the inspector lists.
 const inspectorHits = 30
 
+// inspectorThumbs is how many image thumbnails a search reads (the first hits' images).
+const inspectorThumbs = 24
+
 // InspectorVM is the memory inspector's state: for one session, the L1 window the next turn's
 // prompt will hold (each item with its score, reason and source) and what memory recalled for
 // its last turn; a search of cold memory (L2) from that session's view; and the scenes. Its
@@ -30,6 +33,9 @@ type InspectorVM struct {
 	// Query is the cold search text; Hits its results.
 	Query binding.String
 	Hits  binding.Item[[]client.MemoryHit]
+	// Thumbs are the thumbnails (PNG) of the hits' images by block id, read with each search
+	// (at most inspectorThumbs; an image whose thumbnail could not be read is shown by name).
+	Thumbs binding.Item[map[string][]byte]
 	// Scenes are the kernel's scenes.
 	Scenes binding.Item[[]client.Scene]
 	Status binding.String
@@ -41,6 +47,7 @@ func NewInspectorVM(svc client.Service) *InspectorVM {
 	vm := &InspectorVM{svc: svc, Sessions: newSliceBinding[client.Session](), Session: binding.NewString(),
 		Window: binding.NewItem(func(a, b client.Window) bool { return false }), Query: binding.NewString(),
 		Hits: newSliceBinding[client.MemoryHit](), Scenes: newSliceBinding[client.Scene](),
+		Thumbs: binding.NewItem(func(a, b map[string][]byte) bool { return false }),
 		Status: binding.NewString(), Failed: binding.NewBool()}
 	_ = vm.Session.Set("main")
 	return vm
@@ -109,9 +116,32 @@ func (vm *InspectorVM) Search(ctx context.Context) error {
 		vm.report(Tf("Could not search memory: %v", err), true)
 		return fmt.Errorf("search memory: %w", err)
 	}
+	_ = vm.Thumbs.Set(vm.thumbnails(ctx, hits)) // before the hits: their cards show them
 	_ = vm.Hits.Set(hits)
 	vm.report(Tf("%d cold events found.", len(hits)), false)
 	return nil
+}
+
+// thumbnails reads the thumbnails of the hits' images, the first inspectorThumbs of them.
+func (vm *InspectorVM) thumbnails(ctx context.Context, hits []client.MemoryHit) map[string][]byte {
+	return readThumbnails(ctx, vm.svc, hits, inspectorThumbs)
+}
+
+// readThumbnails reads the thumbnails (PNG) of the hits' images by block id, the first n of
+// them; an image whose thumbnail cannot be read is left out (its view shows its name).
+func readThumbnails(ctx context.Context, svc client.Service, hits []client.MemoryHit, n int) map[string][]byte {
+	out := map[string][]byte{}
+	for _, h := range hits {
+		for _, im := range h.Images {
+			if len(out) == n || ctx.Err() != nil {
+				return out
+			}
+			if data, err := svc.Thumbnail(ctx, im.Block); err == nil {
+				out[im.Block] = data
+			}
+		}
+	}
+	return out
 }
 
 // Forget forgets one event (and the facts that came only from it), then refreshes.

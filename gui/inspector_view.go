@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/data/binding"
 	"fyne.io/fyne/v2/theme"
@@ -92,10 +93,11 @@ func NewInspectorView(vm *InspectorVM, w fyne.Window) fyne.CanvasObject {
 	hitsBox := container.NewVBox()
 	vm.Hits.AddListener(binding.NewDataListener(func() {
 		hits, _ := vm.Hits.Get()
+		thumbs, _ := vm.Thumbs.Get()
 		fyne.Do(func() {
 			objs := make([]fyne.CanvasObject, 0, len(hits))
 			for _, h := range hits {
-				objs = append(objs, hitCard(h, forget))
+				objs = append(objs, hitCard(h, forget, thumbs))
 			}
 			hitsBox.Objects = objs
 			hitsBox.Refresh()
@@ -146,8 +148,9 @@ func windowItemCard(it client.WindowItem, forget func(int64)) fyne.CanvasObject 
 		container.NewHBox(widget.NewButtonWithIcon(T("Forget"), theme.DeleteIcon(), func() { forget(it.ID) }))))
 }
 
-// hitCard is one recalled event.
-func hitCard(h client.MemoryHit, forget func(int64)) fyne.CanvasObject {
+// hitCard is one recalled event, with its images: thumbnails where thumbs has them, else their
+// names.
+func hitCard(h client.MemoryHit, forget func(int64), thumbs map[string][]byte) fyne.CanvasObject {
 	who := roleText(h.Role)
 	if h.Partner != "" {
 		who = h.Partner
@@ -162,8 +165,44 @@ func hitCard(h client.MemoryHit, forget func(int64)) fyne.CanvasObject {
 	}
 	body := widget.NewLabel(snippet(h.Content, 400))
 	body.Wrapping = fyne.TextWrapWord
-	objs = append(objs, body, container.NewHBox(widget.NewButtonWithIcon(T("Forget"), theme.DeleteIcon(), func() { forget(h.ID) })))
+	objs = append(objs, body)
+	if imgs := hitImages(h.Images, thumbs); imgs != nil {
+		objs = append(objs, imgs)
+	}
+	objs = append(objs, container.NewHBox(widget.NewButtonWithIcon(T("Forget"), theme.DeleteIcon(), func() { forget(h.ID) })))
 	return widget.NewCard("", "", container.NewVBox(objs...))
+}
+
+// thumbSide is the side of the square a hit's thumbnail is shown in.
+const thumbSide = 96
+
+// hitImages shows a hit's images in a row: each thumbnail (scaled to fit thumbSide) over its
+// name, "matched" for an image the query matched by its picture; nil when the hit has none.
+func hitImages(ims []client.HitImage, thumbs map[string][]byte) fyne.CanvasObject {
+	if len(ims) == 0 {
+		return nil
+	}
+	row := container.NewHBox()
+	for _, im := range ims {
+		name := im.Name
+		if name == "" {
+			name = T("image")
+		}
+		if im.Matched {
+			name = Tf("%s (matched)", name)
+		}
+		label := widget.NewLabel(snippet(name, 30))
+		data, ok := thumbs[im.Block]
+		if !ok {
+			row.Add(label)
+			continue
+		}
+		pic := canvas.NewImageFromResource(fyne.NewStaticResource(im.Block+".png", data))
+		pic.FillMode = canvas.ImageFillContain
+		pic.SetMinSize(fyne.NewSize(thumbSide, thumbSide))
+		row.Add(container.NewVBox(pic, label))
+	}
+	return row
 }
 
 // recallObjects shows what the last turn recalled.
@@ -187,7 +226,7 @@ func recallObjects(r *client.Recall, forget func(int64)) []fyne.CanvasObject {
 		objs = append(objs, widget.NewLabel(T("No event was recalled.")))
 	}
 	for _, h := range r.Events {
-		objs = append(objs, hitCard(h, forget))
+		objs = append(objs, hitCard(h, forget, nil))
 	}
 	return objs
 }

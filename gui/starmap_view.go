@@ -483,12 +483,14 @@ func (v *starMapView) openEvent(id int64) {
 		if err != nil {
 			return
 		}
-		fyne.Do(func() { showEventContext(v.w, id, evs) })
+		thumbs := readThumbnails(ctx, vm.svc, evs, inspectorThumbs)
+		fyne.Do(func() { showEventContext(v.w, id, evs, thumbs) })
 	})
 }
 
-// showEventContext is the dialog of an event in context.
-func showEventContext(w fyne.Window, id int64, evs []client.MemoryHit) {
+// showEventContext is the dialog of an event in context, each event's images under it
+// (thumbnails where thumbs has them, see hitImages).
+func showEventContext(w fyne.Window, id int64, evs []client.MemoryHit, thumbs map[string][]byte) {
 	box := container.NewVBox()
 	for _, e := range evs {
 		who := e.Role
@@ -501,9 +503,12 @@ func showEventContext(w fyne.Window, id int64, evs []client.MemoryHit) {
 			l.TextStyle.Bold = true
 			bg := canvas.NewRectangle(color.NRGBA{R: 255, G: 200, B: 120, A: 40})
 			box.Add(container.NewStack(bg, l))
-			continue
+		} else {
+			box.Add(l)
 		}
-		box.Add(l)
+		if imgs := hitImages(e.Images, thumbs); imgs != nil {
+			box.Add(imgs)
+		}
 	}
 	scroll := container.NewVScroll(box)
 	scroll.SetMinSize(fyne.NewSize(560, 320))

@@ -65,8 +65,12 @@ func (k *Kernel) embeddingStatus() client.EmbeddingStatus {
 		return client.EmbeddingStatus{Mode: client.EmbeddingSparse, Reason: "dense embeddings are not set up in this kernel"}
 	}
 	st := d.Status()
-	return client.EmbeddingStatus{Mode: st.Mode, Model: st.Model, Space: st.Space, Reason: st.Reason, Loading: st.Loading, Runtime: st.Runtime,
+	out := client.EmbeddingStatus{Mode: st.Mode, Model: st.Model, Space: st.Space, Reason: st.Reason, Loading: st.Loading, Runtime: st.Runtime,
 		Reembed: client.ReembedProgress{Done: st.Reembed.Done, Total: st.Reembed.Total, Running: st.Reembed.Running}}
+	if p := st.Images; p != nil {
+		out.Images = &client.ReembedProgress{Done: p.Done, Total: p.Total, Running: p.Running}
+	}
+	return out
 }
 
 // SettleEmbedding waits until the chosen dense model has loaded (or failed to) and every

@@ -151,7 +151,7 @@ func (k memoryRole) Window(ctx context.Context, session string) (client.Window, 
 			out.Recall.Facts = append(out.Recall.Facts, client.RecalledFact{Triple: f.Triple, Text: f.Text, Score: f.Score})
 		}
 		for _, h := range r.Events {
-			out.Recall.Events = append(out.Recall.Events, memadmin.HitOut(h.Event, h.Score, h.Reason))
+			out.Recall.Events = append(out.Recall.Events, memadmin.HitOut(h.Event, h.Score, h.Reason, h.Images...))
 		}
 	}
 	if tw, ok := k.agent.LastWindow(session); ok {
@@ -205,7 +205,7 @@ func (k memoryRole) SearchMemory(ctx context.Context, q client.MemoryQuery) ([]c
 		if scope != nil && e.Scope != *scope {
 			continue
 		}
-		out = append(out, memadmin.HitOut(e, h.Score, h.Reason))
+		out = append(out, memadmin.HitOut(e, h.Score, h.Reason, h.Images...))
 		if len(out) == q.K {
 			break
 		}

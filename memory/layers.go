@@ -115,7 +115,7 @@ type Layers interface {
 }
 
 // Memory is everything the memory engine (memory/engine) asks of a store: sessions and events,
-// the text index, layers, the graph, blocks, scenes and vectors, and the conversation partners
+// the text index, layers, the graph, blocks, scenes and vectors (of events and of image blocks), and the conversation partners
 // it has seen. memory/sqlite implements it; the kernel takes a store of this type, so a store
 // that lacks a capability does not compile instead of switching a feature off.
 type Memory interface {
@@ -127,6 +127,7 @@ type Memory interface {
 	BlockStore
 	SceneStore
 	VectorStore
+	BlockVectorStore
 	// Partners lists the distinct conversation partners of stored events.
 	Partners(ctx context.Context) ([]string, error)
 }

@@ -66,3 +66,48 @@ func EmbeddingText(e Event) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// BlockVector is one image block's dense vector in one space (see [BlockVectorStore]). An empty
+// Vec marks a block that could not be embedded (an undecodable image): it counts as embedded
+// and never matches.
+type BlockVector struct {
+	Block string
+	Vec   []float32
+}
+
+// BlockVectorEntry is a stored block vector with what recall needs to use it: the event that
+// brought the block (its holder while it is in L1 or L2; the event that references it once it
+// has moved to L3), that event's session, and the block's scope.
+type BlockVectorEntry struct {
+	Block   string
+	Event   int64
+	Session string
+	Scope   Scope
+	Vec     []float32
+}
+
+// BlockVectorStore keeps the dense vectors of image blocks, one per (block, space), in the
+// spaces of models that embed images as well as text (CLIP-like models): a text query embedded
+// in the same space finds the images it describes. Like event vectors they are derived data:
+// deleting a block (Forget of the event that holds it) deletes its vectors, a block that moves
+// between holders keeps them (its id never changes), backups leave them out.
+// Implementations are safe for concurrent use.
+type BlockVectorStore interface {
+	// PutBlockVectors stores vecs in space, replacing a block's earlier vector in that space, in
+	// one transaction. Blocks that no longer exist are skipped; the number stored is returned.
+	// The rules of [VectorStore.PutVectors] on lengths and values apply.
+	PutBlockVectors(ctx context.Context, space string, vecs []BlockVector) (int, error)
+	// ScanBlockVectors calls fn with every non-empty block vector of space whose block still
+	// belongs to an event (see [BlockVectorEntry]), in block id order; an error from fn stops
+	// the scan and is returned. fn may keep the entry's Vec.
+	ScanBlockVectors(ctx context.Context, space string, fn func(BlockVectorEntry) error) error
+	// UnembeddedImages returns up to limit image blocks with an id above after that have no
+	// vector in space, in id order, with their Data (limit ≤ 0: 8; images are large).
+	UnembeddedImages(ctx context.Context, space, after string, limit int) ([]Block, error)
+	// BlockVectorCounts returns how many image blocks have a vector in space, and how many
+	// image blocks there are.
+	BlockVectorCounts(ctx context.Context, space string) (have, total int, err error)
+	// DeleteBlockVectorsExcept deletes the block vectors of every space but keep ("" deletes
+	// them all) and returns how many were deleted.
+	DeleteBlockVectorsExcept(ctx context.Context, keep string) (int, error)
+}

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,6 +115,7 @@ func (a *app) memorySearch(ctx context.Context, args []string) error {
 	scope := fs.String("scope", "", "only events of this scope: private, public or group:<id>")
 	layer := fs.Int("layer", 0, "only layer 1 (the window) or 2 (cold context); 0: both")
 	asJSON := fs.Bool("json", false, "print JSON")
+	thumbs := fs.String("thumbnails", "", "save the hits' image thumbnails in this directory (as BLOCK.png)")
 	text, err := parse(fs, args, true)
 	if err != nil {
 		return err
@@ -119,7 +123,7 @@ func (a *app) memorySearch(ctx context.Context, args []string) error {
 	q := strings.TrimSpace(strings.Join(text, " "))
 	switch {
 	case q == "":
-		return usagef("memory search needs text: waiter memory search [--session ID] [--k N] [--scope S] [--layer 1|2] TEXT...")
+		return usagef("memory search needs text: waiter memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--thumbnails DIR] TEXT...")
 	case *k < 1 || *k > client.MaxMemoryK:
 		return usagef("--k must be from 1 to %d, got %d", client.MaxMemoryK, *k)
 	case *layer < 0 || *layer > 2:
@@ -148,12 +152,49 @@ func (a *app) memorySearch(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr, "no memories match")
 		return nil
 	}
-	rows := [][]string{{"SCORE", "TIME", "SESSION", "PARTNER", "LAYER", "SCOPE", "EXCERPT"}}
-	for _, h := range hits {
-		rows = append(rows, []string{fmt.Sprintf("%.3f", h.Score), shortTime(h.Time), h.Session, orDash(h.Partner),
+	rows := [][]string{{"#", "SCORE", "TIME", "SESSION", "PARTNER", "LAYER", "SCOPE", "EXCERPT"}}
+	images := [][]string{{"#", "IMAGE", "MATCH", "THUMBNAIL"}}
+	for i, h := range hits {
+		rows = append(rows, []string{strconv.Itoa(i + 1), fmt.Sprintf("%.3f", h.Score), shortTime(h.Time), h.Session, orDash(h.Partner),
 			fmt.Sprintf("L%d", h.Layer), orDash(h.Scope), excerpt(h.Content)})
+		for _, im := range h.Images {
+			match := "text"
+			if im.Matched {
+				match = "image"
+			}
+			where := client.ThumbnailPath(im.Block)
+			if *thumbs != "" {
+				if where, err = a.saveThumbnail(ctx, svc, *thumbs, im.Block); err != nil {
+					return err
+				}
+			}
+			images = append(images, []string{strconv.Itoa(i + 1), orDash(excerpt(im.Name)), match, where})
+		}
 	}
-	return a.table(rows)
+	if err := a.table(rows); err != nil {
+		return err
+	}
+	if len(images) == 1 {
+		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	return a.table(images)
+}
+
+// saveThumbnail writes an image block's thumbnail to dir/BLOCK.png and returns the path.
+func (a *app) saveThumbnail(ctx context.Context, svc client.Service, dir, block string) (string, error) {
+	data, err := svc.Thumbnail(ctx, block)
+	if err != nil {
+		return "", fmt.Errorf("thumbnail of image %s: %w", block, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, filepath.Base(block)+".png")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // excerpt is content on one line, at most excerptRunes runes, tabs and line breaks as spaces (a

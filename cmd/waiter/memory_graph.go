@@ -13,7 +13,9 @@ import (
 // memoryUsage lists the memory subcommands; `waiter memory help` prints it.
 const memoryUsage = `usage: waiter memory SUBCOMMAND
 
-  search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] TEXT...
+  search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] [--thumbnails DIR] TEXT...
+                                  recall events; image hits listed after them (--thumbnails:
+                                  their thumbnails saved as DIR/BLOCK.png)
   graph [--scope S] [--history] [--limit N] [--json]
                                   entities, then triples (every page unless --limit)
   entity ID [--json]              one entity with its triples (history included) and blocks

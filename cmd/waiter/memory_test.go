@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -280,7 +283,7 @@ func TestSessionNewWhereabouts(t *testing.T) {
 
 func TestUsageMentionsMemory(t *testing.T) {
 	r := waiter(t, nil, nil, "help")
-	for _, s := range []string{"window [--session ID] [--json]", "memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] TEXT...",
+	for _, s := range []string{"window [--session ID] [--json]", "memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] [--thumbnails DIR] TEXT...",
 		"[--channel C] [--partner P] [--scope S]"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("usage lacks %q", s)
@@ -310,5 +313,33 @@ func TestTableAlignsWideText(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", out.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestMemorySearchImages: image hits are listed after the events with their hit's number, how
+// they matched and their thumbnail's route, or the file it was saved to with --thumbnails.
+func TestMemorySearchImages(t *testing.T) {
+	f, env := kernel(t, false)
+	f.AddMemory(client.MemoryHit{ID: 7, Session: "main", Time: time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC), Role: "user", Scope: "private",
+		Layer: 2, Content: "look at this sunset", Images: []client.HitImage{
+			{Block: "b0a1", Name: "sunset.png", MIME: "image/png", Matched: true}, {Block: "c2d3", MIME: "image/jpeg"}}})
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	f.SetThumbnail("b0a1", png)
+	f.SetThumbnail("c2d3", png)
+	r := waiter(t, env, nil, "memory", "search", "sunset")
+	for _, s := range []string{"IMAGE", "MATCH", "THUMBNAIL", "sunset.png", "image", "text", "/api/v1/memory/blocks/b0a1/thumbnail", "/api/v1/memory/blocks/c2d3/thumbnail"} {
+		if r.code != 0 || !strings.Contains(r.stdout, s) {
+			t.Fatalf("memory search: exit %d, stdout lacks %q:\n%s%s", r.code, s, r.stdout, r.stderr)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "thumbs")
+	r = waiter(t, env, nil, "memory", "search", "--thumbnails", dir, "sunset")
+	if r.code != 0 || !strings.Contains(r.stdout, filepath.Join(dir, "b0a1.png")) {
+		t.Fatalf("--thumbnails: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, b := range []string{"b0a1", "c2d3"} {
+		if got, err := os.ReadFile(filepath.Join(dir, b+".png")); err != nil || !bytes.Equal(got, png) {
+			t.Errorf("saved thumbnail %s: %q, %v", b, got, err)
+		}
 	}
 }

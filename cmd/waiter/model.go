@@ -211,6 +211,11 @@ func embeddingLine(st client.EmbeddingStatus) string {
 		} else {
 			s += fmt.Sprintf("; %d events embedded", p.Done)
 		}
+		if p := st.Images; p != nil && (p.Running || p.Done < p.Total) {
+			s += fmt.Sprintf(", %d of %d images", p.Done, p.Total)
+		} else if p != nil {
+			s += fmt.Sprintf(", %d images", p.Done)
+		}
 		return s
 	}
 	if st.Reason == "" {

@@ -122,3 +122,16 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("progress on a non-terminal: %q", b.String())
 	}
 }
+
+// TestEmbeddingLineImages: with a model that embeds images, the line counts them too.
+func TestEmbeddingLineImages(t *testing.T) {
+	st := client.EmbeddingStatus{Mode: client.EmbeddingDense, Model: "chinese-clip-vit-base-patch16", Space: "clip:1",
+		Reembed: client.ReembedProgress{Done: 40, Total: 40}, Images: &client.ReembedProgress{Done: 3, Total: 7, Running: true}}
+	if got, want := embeddingLine(st), "dense: chinese-clip-vit-base-patch16 (space clip:1); 40 events embedded, 3 of 7 images"; got != want {
+		t.Errorf("embeddingLine = %q, want %q", got, want)
+	}
+	st.Images = &client.ReembedProgress{Done: 7, Total: 7}
+	if got := embeddingLine(st); !strings.HasSuffix(got, "40 events embedded, 7 images") {
+		t.Errorf("embeddingLine = %q", got)
+	}
+}

@@ -50,9 +50,10 @@ commands:
   session instructions ID [--system-prompt P] [--model M]
   history [--session ID] [--limit N] [--json]
   window [--session ID] [--json]          what the session's next prompt holds and why
-  memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] TEXT...
+  memory search [--session ID] [--k N] [--scope S] [--layer 1|2] [--json] [--thumbnails DIR] TEXT...
                                           recall events as the agent does (--session: as that
-                                          session sees them; default: the owner, every scope)
+                                          session sees them; default: the owner, every scope),
+                                          with their images (--thumbnails: saved in DIR)
   memory graph|entity|merge|triple|pin|unpin|forget|scenes|gc|export|import ...
                                           the memory graph, edits, backups (waiter memory help)
   plugin list [--json]                    name, kind (builtin: ships with HologramAgent), state, pid,

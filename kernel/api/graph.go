@@ -594,3 +594,41 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		slog.Int("entities", rep.Entities), slog.Int("triples", rep.Triples), slog.Int("skipped", rep.Skipped))
 	writeJSON(w, http.StatusOK, rep)
 }
+
+// handleThumbnail answers GET /api/v1/memory/blocks/{id}/thumbnail with an image block's
+// thumbnail (image/png, at most client.MaxThumbnailSide pixels on its longer side).
+func (s *Server) handleThumbnail(w http.ResponseWriter, r *http.Request) {
+	if err := checkQuery(r.URL.Query()); err != nil {
+		s.writeError(w, r, err.status, err.msg)
+		return
+	}
+	id := r.PathValue("id")
+	if !validBlockID(id) {
+		s.writeError(w, r, http.StatusBadRequest, "block id must be 1 to 64 letters, digits, - or _, got "+quote(id))
+		return
+	}
+	data, err := s.b.Thumbnail(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.Header().Set("Cache-Control", "private, max-age=3600") // a block's image never changes
+	w.WriteHeader(http.StatusOK)
+	w.Write(data)
+}
+
+// validBlockID reports whether id can be a block id (the store's are 32 hex digits; imported
+// ones may be any short word).
+func validBlockID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -770,3 +770,10 @@ func TestGraphRoutesNeedTheToken(t *testing.T) {
 		t.Fatalf("with the token: %d %s", resp.StatusCode, body)
 	}
 }
+
+func (f *fakeBackend) Thumbnail(_ context.Context, block string) ([]byte, error) {
+	if f.thumbnail != nil {
+		return f.thumbnail(block)
+	}
+	return nil, client.ErrNotFound
+}

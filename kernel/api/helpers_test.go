@@ -20,6 +20,7 @@ import (
 
 // fakeBackend is a Backend whose methods call the func fields; unset fields answer zero values.
 type fakeBackend struct {
+	thumbnail       func(block string) ([]byte, error)
 	health          func(ctx context.Context) (client.Health, error)
 	status          func(ctx context.Context) (client.Status, error)
 	chat            func(ctx context.Context, req client.ChatRequest, emit func(client.ChatEvent)) (client.ChatResult, error)

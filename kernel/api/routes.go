@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/memory/starmap", s.handleStarMap) // starmap.go
 	m.HandleFunc("GET /api/v1/memory/entities/{id}", s.handleEntity)
 	m.HandleFunc("GET /api/v1/memory/events/{id}", s.handleEventContext)
+	m.HandleFunc("GET /api/v1/memory/blocks/{id}/thumbnail", s.handleThumbnail) // graph.go
 	m.HandleFunc("POST /api/v1/memory/entities", s.handleCreateEntity)
 	m.HandleFunc("PUT /api/v1/memory/entities/{id}", s.handlePutEntity)
 	m.HandleFunc("DELETE /api/v1/memory/entities/{id}", s.handleDeleteEntity)

@@ -46,6 +46,10 @@ type MemoryAdmin interface {
 	// and after it in its session, in time order: the event in context. ErrNotFound when no
 	// such event exists.
 	EventContext(ctx context.Context, id int64, radius int) ([]MemoryHit, error)
+	// Thumbnail returns an image block's thumbnail: a PNG at most [MaxThumbnailSide] pixels on
+	// its longer side (GET [ThumbnailPath]). ErrNotFound for an unknown block, ErrInvalid for a
+	// block that is not an image or whose image does not decode.
+	Thumbnail(ctx context.Context, block string) ([]byte, error)
 }
 
 // Bounds of EventContext's radius: 0 means DefaultContextRadius.

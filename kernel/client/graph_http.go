@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Bounds of the memory admin requests, checked by the API.
@@ -268,4 +269,34 @@ func decodeBody(req *http.Request, body io.Reader, out any) error {
 		return fmt.Errorf("decode %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	return nil
+}
+
+// maxThumbnailBytes bounds a thumbnail answer (a 256 × 256 RGBA PNG is at most ≈ 260 KiB).
+const maxThumbnailBytes = 4 << 20
+
+// Thumbnail returns an image block's thumbnail PNG (GET /api/v1/memory/blocks/{id}/thumbnail).
+func (c *HTTP) Thumbnail(ctx context.Context, block string) ([]byte, error) {
+	if strings.TrimSpace(block) == "" {
+		return nil, fmt.Errorf("%w: the block id is empty", ErrInvalid)
+	}
+	req, err := c.newRequest(ctx, http.MethodGet, ThumbnailPath(block), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "image/png")
+	var out []byte
+	err = c.stream(req, func(body io.Reader) error {
+		var err error
+		if out, err = io.ReadAll(io.LimitReader(body, maxThumbnailBytes+1)); err != nil {
+			return fmt.Errorf("thumbnail of block %s: %w", block, err)
+		}
+		if len(out) > maxThumbnailBytes {
+			return fmt.Errorf("thumbnail of block %s: answer over %d bytes", block, maxThumbnailBytes)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -39,6 +39,9 @@ type EmbeddingStatus struct {
 	Runtime string `json:"runtime,omitempty"`
 	// Reembed is the background embedding of the events into the active space.
 	Reembed ReembedProgress `json:"reembed"`
+	// Images is the background embedding of the image blocks into the active space, when its
+	// model embeds images as well as text (CLIP-like models); nil otherwise.
+	Images *ReembedProgress `json:"images,omitempty"`
 }
 
 // ReembedProgress counts the events embedded in the active space: Done of Total. Running is

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 )
 
@@ -494,7 +495,29 @@ type MemoryHit struct {
 	Content string    `json:"content"`
 	Score   float64   `json:"score"`
 	Reason  string    `json:"reason"`
+	// Images are the event's image blocks (attachments, screenshots, keyframes, tool images):
+	// first those that matched the query by their image vector (Matched; with a model that
+	// embeds images, such as Chinese-CLIP), best first, then the others in the event's order.
+	Images []HitImage `json:"images,omitempty"`
 }
+
+// HitImage is an image block of a [MemoryHit].
+type HitImage struct {
+	Block string `json:"block"`
+	Name  string `json:"name,omitempty"`
+	MIME  string `json:"mime,omitempty"`
+	// Matched: the image itself matched the query (its vector), not only its event's words.
+	Matched bool `json:"matched,omitempty"`
+}
+
+// ThumbnailPath is the API path of an image block's thumbnail (a PNG at most
+// [MaxThumbnailSide] pixels on its longer side; GET, owner-only).
+func ThumbnailPath(block string) string {
+	return "/api/v1/memory/blocks/" + url.PathEscape(block) + "/thumbnail"
+}
+
+// MaxThumbnailSide is the longer side of a thumbnail, in pixels.
+const MaxThumbnailSide = 256
 
 // Instructions are a session's own system prompt and model (empty model: the default).
 type Instructions struct {

@@ -53,7 +53,7 @@ var roleTests = map[string][]struct {
 	"Plugins": {{"Tools", testTools}, {"Plugins", testPlugins}},
 	"Memory": {{"Window", testWindow}, {"SearchMemory", testSearchMemory}, {"GraphEdits", testGraphEdits},
 		{"GraphPaging", testGraphPaging}, {"MergeAndDelete", testMergeAndDelete}, {"Forget", testForget},
-		{"ScenesAndGC", testScenesAndGC}, {"Export", testExport}, {"ChatImport", testChatImport}},
+		{"ScenesAndGC", testScenesAndGC}, {"Export", testExport}, {"ChatImport", testChatImport}, {"Thumbnails", testThumbnails}},
 	"Models": {{"Embedding", testEmbedding}},
 }
 

@@ -215,9 +215,29 @@ func (k *Admin) EventContext(ctx context.Context, id int64, radius int) ([]clien
 }
 
 // HitOut is an event as the API lists it.
-func HitOut(e memory.Event, score float64, reason string) client.MemoryHit {
-	return client.MemoryHit{ID: e.ID, Session: e.Session, Time: e.Time, Role: string(e.Role), Channel: e.Channel,
+// matched are the ids of its image blocks that matched a query by their vectors (cold.Hit.Images),
+// best first; they lead its Images.
+func HitOut(e memory.Event, score float64, reason string, matched ...string) client.MemoryHit {
+	h := client.MemoryHit{ID: e.ID, Session: e.Session, Time: e.Time, Role: string(e.Role), Channel: e.Channel,
 		Partner: e.Partner, Scope: e.Scope.String(), Layer: int(e.Layer), Content: e.Content, Score: score, Reason: reason}
+	images := map[string]memory.Block{}
+	for _, b := range e.Blocks {
+		if b.Kind == memory.BlockImage {
+			images[b.ID] = b
+		}
+	}
+	for _, id := range matched {
+		if b, ok := images[id]; ok {
+			h.Images = append(h.Images, client.HitImage{Block: b.ID, Name: b.Name, MIME: b.MIME, Matched: true})
+			delete(images, id)
+		}
+	}
+	for _, b := range e.Blocks {
+		if _, ok := images[b.ID]; ok {
+			h.Images = append(h.Images, client.HitImage{Block: b.ID, Name: b.Name, MIME: b.MIME})
+		}
+	}
+	return h
 }
 
 // entityIDs returns the ids of the entities of a scope (nil: all), paging through them: an

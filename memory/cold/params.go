@@ -58,6 +58,14 @@ type Params struct {
 	// DenseZ: an event counts on the dense side when its cosine to the query is at least this
 	// many standard deviations above the mean cosine of every event searched.
 	DenseZ float64
+	// ImageZ is DenseZ for image blocks' vectors (a model that embeds images): an image counts
+	// when its cosine to the query is at least this many standard deviations above the mean
+	// cosine of every image searched. Image–text cosines have a range of their own, so they are
+	// judged among images. Not calibrated on a real CLIP model (that needs a benchmark with
+	// images): 1.5 rather than DenseZ's 2 because with 2 the designed test model's pure blue did
+	// not count among 100 distinct colours (in its 3-dimensional space the cosines spread from
+	// -1 to 1, mean 0.12, sd 0.48, so mean + 2 sd is above 1).
+	ImageZ float64
 }
 
 // DefaultParams returns the defaults.
@@ -75,6 +83,7 @@ func DefaultParams() Params {
 		PureTop:       4,
 		SceneBoost:    0.25,
 		DenseZ:        2.0,
+		ImageZ:        1.5,
 		Coherence:     2.0,
 		PassageTokens: 80,
 		Episode:       1.5,
@@ -99,6 +108,7 @@ func (p *Params) fields() map[string]any {
 		"pure_top":          &p.PureTop,
 		"scene_boost":       &p.SceneBoost,
 		"dense_z":           &p.DenseZ,
+		"image_z":           &p.ImageZ,
 		"passage_tokens":    &p.PassageTokens,
 		"coherence":         &p.Coherence,
 		"episode":           &p.Episode,

@@ -45,6 +45,12 @@
 // nearest few of thousands stand out by chance too, so with a model active recall nearly always
 // returns something; fusion ranks those dense-only events after the ones both sides agree on.
 // Calibrating DenseZ needs the recall benchmark run with a real model (not done yet).
+//
+// With a model that embeds images too (CLIP-like), the image blocks nearest the query are a
+// third ranking in the same fusion, each ranking the event that brought it (DenseResult.Images;
+// Hit.Images names the images that matched): a text query finds a picture by what it shows, and
+// by its OCR text through the event's BM25 as before. A memory without image vectors ranks
+// exactly as without this side.
 package cold
 
 import (
@@ -87,12 +93,27 @@ type DenseHit struct {
 	Cos     float64
 }
 
+// ImageHit is an image block whose vector (in a model that embeds images and text in one
+// space) is near the query, and the event that brought it: the image ranks that event.
+type ImageHit struct {
+	Block   string
+	Event   memory.Event
+	Indexed string
+	Cos     float64
+}
+
 // DenseResult is a dense search's answer: the best hits, and the mean and standard deviation
-// of the cosines of the N events compared (the query's background similarity).
+// of the cosines of the N events compared (the query's background similarity); with a model
+// that embeds images, the best image blocks too, and the statistics of the ImageN images
+// compared (an image's cosine to a text has its own range, so the two sides are judged apart).
 type DenseResult struct {
 	Hits     []DenseHit
 	Mean, SD float64
 	N        int
+
+	Images             []ImageHit
+	ImageMean, ImageSD float64
+	ImageN             int
 }
 
 // Options configures a Recaller. Index and Tokens are required.
@@ -147,12 +168,15 @@ type Query struct {
 // Hit is one recalled event with its score and why it ranks there. When the event is longer
 // than Params.PassageTokens, Passage is the part of it worth showing (passage.go) and
 // PassageTokens its tokens; otherwise Passage is empty and the whole event is the recall.
+// Images are the ids of the event's image blocks that matched the query by their image vectors,
+// best first (none without a model that embeds images).
 type Hit struct {
 	Event         memory.Event
 	Score         float64
 	Reason        string
 	Passage       string
 	PassageTokens int
+	Images        []string
 }
 
 // Text is what the hit recalls: its passage, or the whole event's content.
@@ -179,7 +203,8 @@ type cand struct {
 	base    float64 // bm25 with partner and date adjustments
 	score   float64 // base + neighbour context (+ dense)
 	why     []string
-	pos     int // position in (session, id) order among known events (set by smooth)
+	pos     int      // position in (session, id) order among known events (set by smooth)
+	images  []string // image blocks that matched on the image side, best first
 }
 
 // Recall returns the best K events for q.Text that q.Viewer may see, best first.
@@ -404,7 +429,8 @@ func (r *Recaller) fuseDense(ctx context.Context, q Query, cs map[int64]*cand) e
 			cs[h.Event.ID] = &cand{ev: h.Event, indexed: h.Indexed}
 		}
 	}
-	if len(dense) == 0 {
+	images := r.imageRanking(q, res, cs)
+	if len(dense) == 0 && len(images) == 0 {
 		return nil
 	}
 	var sparse []embed.Scored[int64]
@@ -427,7 +453,55 @@ func (r *Recaller) fuseDense(ctx context.Context, q Query, cs map[int64]*cand) e
 			c.why = append(c.why, fmt.Sprintf("dense %.2f, rank %d", f.DenseScore, f.DenseRank))
 		}
 	}
+	// The image side is a third ranking in the same reciprocal-rank sum (embed.Fuse's K): an
+	// event whose picture and whose words both match ranks above one that only one side finds.
+	for i, im := range images {
+		c := cs[im.ID]
+		c.score += 1 / (imageFuseK + float64(i+1))
+		c.why = append(c.why, fmt.Sprintf("image %.2f, rank %d", im.Score, i+1))
+	}
 	return nil
+}
+
+// imageFuseK is the rank constant of the image side's reciprocal rank, embed.Fuse's default.
+const imageFuseK = 60
+
+// imageRanking ranks the events whose image blocks stand out from the images' background
+// similarity to the query (the image cosines' mean plus Params.ImageZ standard deviations),
+// each by its best image; it adds those events to the candidates and records which of their
+// images matched. Nothing without image hits.
+func (r *Recaller) imageRanking(q Query, res DenseResult, cs map[int64]*cand) []embed.Scored[int64] {
+	if len(res.Images) == 0 {
+		return nil
+	}
+	floor := math.Inf(1)
+	if res.ImageSD > 1e-9 {
+		floor = res.ImageMean + r.p.ImageZ*res.ImageSD
+	}
+	best := map[int64]float64{}
+	var order []int64
+	for _, h := range res.Images { // best first
+		if h.Cos <= 0 || h.Cos < floor || math.IsNaN(h.Cos) || !layerOK(h.Event.Layer, q.Layers) ||
+			(q.Session != "" && h.Event.Session != q.Session) || !q.Viewer.CanSee(h.Event.Scope) {
+			continue
+		}
+		c := cs[h.Event.ID]
+		if c == nil {
+			c = &cand{ev: h.Event, indexed: h.Indexed}
+			cs[h.Event.ID] = c
+		}
+		c.images = append(c.images, h.Block)
+		if _, ok := best[h.Event.ID]; !ok {
+			best[h.Event.ID] = h.Cos
+			order = append(order, h.Event.ID)
+		}
+	}
+	out := make([]embed.Scored[int64], len(order))
+	for i, id := range order {
+		out[i] = embed.Scored[int64]{ID: id, Score: best[id]}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
 }
 
 // namedPartner finds the one conversation partner the query names, and the index terms of the
@@ -494,7 +568,7 @@ func top(cs map[int64]*cand, q Query, p Params) []Hit {
 		if best == nil {
 			break
 		}
-		out = append(out, Hit{Event: best.ev, Score: best.score, Reason: strings.Join(best.why, ", ")})
+		out = append(out, Hit{Event: best.ev, Score: best.score, Reason: strings.Join(best.why, ", "), Images: best.images})
 		eff[best] = -1
 		chosen[key{best.ev.Session, best.pos}] = true
 		for _, c := range all {

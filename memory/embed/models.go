@@ -402,32 +402,42 @@ func (m *Manager) Use(id string) (Active, Embedder, error) {
 // Open opens an installed model: an [ImageEmbedder] for image+text models, else an
 // [Embedder]. The caller closes it (both types have Close) when done.
 func (m *Manager) Open(id string) (Embedder, error) {
+	e, _, err := m.OpenImages(id)
+	return e, err
+}
+
+// OpenImages is [Manager.Open] that also says whether the model embeds images: for an
+// image+text model it returns the embedder a second time as an [ImageEmbedder] (nil for a text
+// model), so that the caller asks no type assertion to find out.
+func (m *Manager) OpenImages(id string) (Embedder, ImageEmbedder, error) {
 	spec, err := m.spec(id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if m.rt == nil {
-		return nil, fmt.Errorf("embed: open %s: the model manager has no ONNX Runtime", id)
+		return nil, nil, fmt.Errorf("embed: open %s: the model manager has no ONNX Runtime", id)
 	}
 	mf, err := m.readManifest(id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if spec.Kind == KindSpeech {
-		return nil, fmt.Errorf("embed: %s is a speech-to-text model: it embeds nothing; voice messages use it once it is installed", id)
+		return nil, nil, fmt.Errorf("embed: %s is a speech-to-text model: it embeds nothing; voice messages use it once it is installed", id)
 	}
 	files := make([]InstalledFile, len(mf.Files))
 	copy(files, mf.Files)
 	e, err := m.open(spec, filepath.Join(m.modelDir(id), "files"), hashes(files))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e.embedder, nil
+	return e.embedder, e.images, nil
 }
 
-// openedModel is an opened text or image+text embedder.
+// openedModel is an opened text or image+text embedder (images is the same one, for the
+// latter).
 type openedModel struct {
 	embedder Embedder
+	images   ImageEmbedder
 	close    func() error
 }
 
@@ -470,7 +480,7 @@ func (m *Manager) open(s ModelSpec, dir string, sums map[string]string) (openedM
 		if err != nil {
 			return openedModel{}, err
 		}
-		return openedModel{embedder: e, close: e.Close}, nil
+		return openedModel{embedder: e, images: e, close: e.Close}, nil
 	}
 	e, err := NewTextEmbedder(m.rt, text)
 	if err != nil {

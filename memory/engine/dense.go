@@ -69,6 +69,8 @@ type DenseStatus struct {
 	Loading                    bool
 	Runtime                    string // ONNX Runtime's version and path, once loaded
 	Reembed                    ReembedProgress
+	// Images is the embedding of the image blocks, when the model embeds images (nil otherwise).
+	Images *ReembedProgress
 }
 
 // ReembedProgress is the background re-embedding's progress.
@@ -86,6 +88,7 @@ type Dense struct {
 	rt     *embed.ORT
 	rtErr  error
 	vs     memory.VectorStore
+	bvs    memory.BlockVectorStore
 	index  memory.Index
 
 	opMu sync.Mutex // serialises model changes (UseModel, start, close)
@@ -94,10 +97,13 @@ type Dense struct {
 	model    string     // the chosen model ("" none)
 	emb      embed.Embedder
 	space    string
-	vecs     *vector.Index // vectors of space
+	vecs     *vector.Index       // vectors of space
+	imgEmb   embed.ImageEmbedder // emb when it embeds images too, else nil
+	imgs     *imageIndex         // image vectors of space (nil: imgEmb is nil)
 	loading  bool
 	reason   string // why sparse (with a model chosen: loading or failed)
 	progress ReembedProgress
+	imgProg  ReembedProgress    // of the image blocks (imgEmb set)
 	caughtUp bool               // the worker has embedded the backlog and cleaned other spaces
 	changed  chan struct{}      // closed and replaced whenever the state above changes
 	gen      int                // bumped by every model change; stale work checks it
@@ -118,7 +124,7 @@ type queryVec struct {
 
 // newDense returns the dense side of m (deps.Models is set).
 func newDense(m *Engine, deps DenseOptions) *Dense {
-	return &Dense{m: m, opts: deps, models: deps.Models, rt: deps.Runtime, rtErr: deps.RuntimeErr, vs: m.store, index: m.store,
+	return &Dense{m: m, opts: deps, models: deps.Models, rt: deps.Runtime, rtErr: deps.RuntimeErr, vs: m.store, bvs: m.store, index: m.store,
 		wake: make(chan struct{}, 1), changed: make(chan struct{})}
 }
 
@@ -158,7 +164,7 @@ func (d *Dense) start(ctx context.Context) error {
 	go func() {
 		defer d.wg.Done()
 		t0 := time.Now()
-		emb, err := d.open(act.Model)
+		emb, img, err := d.open(act.Model)
 		if err != nil {
 			d.m.log.Warn("dense model unavailable; memory stays sparse", "model", act.Model, "err", err)
 			d.mu.Lock()
@@ -169,7 +175,7 @@ func (d *Dense) start(ctx context.Context) error {
 			d.mu.Unlock()
 			return
 		}
-		if err := d.activate(lctx, gen, act.Model, emb); err != nil {
+		if err := d.activate(lctx, gen, act.Model, emb, img); err != nil {
 			closeEmbedder(emb)
 			if lctx.Err() == nil {
 				d.m.log.Warn("dense model unavailable; memory stays sparse", "model", act.Model, "err", err)
@@ -224,38 +230,38 @@ type modelError struct {
 func (e *modelError) Error() string { return e.msg }
 func (e *modelError) Unwrap() error { return e.kind }
 
-// open opens an installed model, saying clearly what is missing.
-func (d *Dense) open(id string) (embed.Embedder, error) {
+// open opens an installed model, saying clearly what is missing; the second embedder is the
+// same model when it embeds images too (nil for a text model).
+func (d *Dense) open(id string) (embed.Embedder, embed.ImageEmbedder, error) {
 	info, err := d.models.Info(id)
 	switch {
 	case errors.Is(err, embed.ErrUnknownModel):
-		return nil, &modelError{memory.ErrNotFound, err.Error()}
+		return nil, nil, &modelError{memory.ErrNotFound, err.Error()}
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case !info.Installed:
-		return nil, &modelError{memory.ErrNotFound, fmt.Sprintf("model %s is not installed (install or import it first: `waiter model install %s`)", id, id)}
+		return nil, nil, &modelError{memory.ErrNotFound, fmt.Sprintf("model %s is not installed (install or import it first: `waiter model install %s`)", id, id)}
 	}
 	if d.rt == nil {
-		return nil, &modelError{ErrUnavailable, fmt.Sprintf("dense model %s needs ONNX Runtime, which was not found: %v", id, d.rtErr)}
+		return nil, nil, &modelError{ErrUnavailable, fmt.Sprintf("dense model %s needs ONNX Runtime, which was not found: %v", id, d.rtErr)}
 	}
-	var emb embed.Embedder
-	_, emb, err = d.models.Use(id)
+	emb, img, err := d.models.OpenImages(id)
 	if err != nil {
 		switch {
 		case errors.Is(err, embed.ErrUnknownModel), errors.Is(err, embed.ErrNotInstalled):
-			return nil, &modelError{memory.ErrNotFound, err.Error()}
+			return nil, nil, &modelError{memory.ErrNotFound, err.Error()}
 		case errors.Is(err, embed.ErrORTNotFound):
-			return nil, &modelError{ErrUnavailable, err.Error()}
+			return nil, nil, &modelError{ErrUnavailable, err.Error()}
 		}
-		return nil, &modelError{ErrInvalid, fmt.Sprintf("model %s failed to load: %v", id, err)}
+		return nil, nil, &modelError{ErrInvalid, fmt.Sprintf("model %s failed to load: %v", id, err)}
 	}
-	return emb, nil
+	return emb, img, nil
 }
 
 // activate makes emb (model id) the active embedder if gen is still current: it stores the
-// setting, loads the space's vectors and starts the worker. It takes ownership of emb only on
-// success.
-func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embedder) error {
+// setting, loads the space's vectors and starts the worker. imgEmb is emb when the model embeds
+// images too (else nil). It takes ownership of emb only on success.
+func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embedder, imgEmb embed.ImageEmbedder) error {
 	space := emb.Space().Fingerprint()
 	if err := d.writeSetting(ctx, embed.Active{Model: id, Fingerprint: space}); err != nil {
 		return err
@@ -267,6 +273,14 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 	}); err != nil {
 		return fmt.Errorf("load the vectors of %s: %w", space, err)
 	}
+	// A model whose space holds images (imgEmb, the same model) embeds the image blocks too.
+	var imgs *imageIndex
+	if imgEmb != nil {
+		var err error
+		if imgs, err = d.loadImages(ctx, space); err != nil {
+			return err
+		}
+	}
 	have, total, err := d.vs.VectorCounts(ctx, space)
 	if err != nil {
 		return err
@@ -277,6 +291,7 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 		return context.Canceled
 	}
 	d.emb, d.space, d.vecs, d.loading, d.reason, d.caughtUp = emb, space, vecs, false, "", false
+	d.imgEmb, d.imgs, d.imgProg = imgEmb, imgs, ReembedProgress{}
 	d.progress = ReembedProgress{Done: have, Total: total, Running: have < total}
 	d.changedLocked()
 	d.mu.Unlock()
@@ -284,7 +299,7 @@ func (d *Dense) activate(ctx context.Context, gen int, id string, emb embed.Embe
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		d.reembed(ctx, gen, space, emb, vecs)
+		d.reembed(ctx, gen, space, emb, vecs, imgEmb, imgs)
 	}()
 	return nil
 }
@@ -302,10 +317,13 @@ func (d *Dense) use(ctx context.Context, id string) error {
 	if same {
 		return nil
 	}
-	var emb embed.Embedder
+	var (
+		emb embed.Embedder
+		img embed.ImageEmbedder
+	)
 	if id != "" {
 		var err error
-		if emb, err = d.open(id); err != nil {
+		if emb, img, err = d.open(id); err != nil {
 			return err
 		}
 	}
@@ -334,7 +352,7 @@ func (d *Dense) use(ctx context.Context, id string) error {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.stop = cancel
 	d.mu.Unlock()
-	if err := d.activate(wctx, gen, id, emb); err != nil {
+	if err := d.activate(wctx, gen, id, emb, img); err != nil {
 		closeEmbedder(emb)
 		d.mu.Lock()
 		if d.gen == gen {
@@ -359,6 +377,7 @@ func (d *Dense) halt() embed.Embedder {
 	}
 	emb := d.emb
 	d.emb, d.space, d.vecs, d.loading, d.caughtUp = nil, "", nil, false, false
+	d.imgEmb, d.imgs = nil, nil
 	d.progress = ReembedProgress{}
 	d.changedLocked()
 	d.mu.Unlock()
@@ -394,10 +413,12 @@ func (d *Dense) active() (embed.Embedder, string, *vector.Index) {
 }
 
 // reembed embeds every event without a vector in space, then the new ones as they come (the
-// store notifies), until ctx ends. Once the backlog is done it deletes the vectors of every
-// other space. Event ids only grow, so after the backlog each pass starts after the last event
-// it saw.
-func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Embedder, vecs *vector.Index) {
+// store notifies), until ctx ends; with imgEmb set, every image block without one after each
+// pass over the events (images.go). Once the backlog is done it deletes the vectors (of events
+// and of images) of every other space. Event ids only grow, so after the backlog each pass
+// starts after the last event it saw.
+func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Embedder, vecs *vector.Index,
+	imgEmb embed.ImageEmbedder, imgs *imageIndex) {
 	have, total, err := d.vs.VectorCounts(ctx, space)
 	if err != nil && ctx.Err() == nil {
 		d.m.log.Warn("counting the vectors to re-embed", "space", space, "err", err)
@@ -408,6 +429,9 @@ func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Em
 	caughtUp := false
 	for {
 		err := d.reembedFrom(ctx, gen, space, emb, vecs, &after, &p, caughtUp)
+		if err == nil && imgEmb != nil {
+			err = d.reembedImages(ctx, gen, space, imgEmb, imgs)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -417,7 +441,13 @@ func (d *Dense) reembed(ctx context.Context, gen int, space string, emb embed.Em
 			retry = time.NewTimer(reembedBackoff)
 		} else if !caughtUp {
 			p.Done = max(p.Done, p.Total) // what was missing is embedded (or was forgotten meanwhile)
-			if n, err := d.vs.DeleteVectorsExcept(ctx, space); err != nil {
+			n, err := d.vs.DeleteVectorsExcept(ctx, space)
+			if err == nil {
+				var ni int
+				ni, err = d.bvs.DeleteBlockVectorsExcept(ctx, space)
+				n += ni
+			}
+			if err != nil {
 				d.m.log.Warn("deleting the vectors of other spaces", "err", err)
 			} else {
 				caughtUp = true
@@ -568,6 +598,7 @@ func (d *Dense) settle(ctx context.Context) error {
 	for {
 		d.mu.Lock()
 		model, loading, emb, space, caughtUp, ch := d.model, d.loading, d.emb, d.space, d.caughtUp, d.changed
+		images := d.imgEmb != nil
 		d.mu.Unlock()
 		switch {
 		case model == "", !loading && emb == nil:
@@ -576,6 +607,11 @@ func (d *Dense) settle(ctx context.Context) error {
 			have, total, err := d.vs.VectorCounts(ctx, space)
 			if err != nil {
 				return err
+			}
+			if have >= total && images {
+				if have, total, err = d.bvs.BlockVectorCounts(ctx, space); err != nil {
+					return err
+				}
 			}
 			if have >= total {
 				return nil
@@ -644,40 +680,67 @@ func (d *Dense) windowScores(ctx context.Context, input string) (func(ids []int6
 
 // Search implements cold.Dense: a scan of the active space's vectors that q.Viewer may see
 // (in q.Session when set), the cosine of each to the query, their mean and spread, and the
-// best events in q.Layers. With no model ready, or when the query cannot be embedded, it
-// returns nothing (recall goes on sparse).
+// best events in q.Layers; with a model that embeds images, the same over the image blocks'
+// vectors (each found with the event that brought it). With no model ready, or when the query
+// cannot be embedded, it returns nothing (recall goes on sparse).
 func (d *Dense) Search(ctx context.Context, q cold.DenseQuery) (cold.DenseResult, error) {
 	emb, space, vecs := d.active()
 	if emb == nil || q.Limit <= 0 {
 		return cold.DenseResult{}, nil
 	}
+	d.mu.Lock()
+	imgs := d.imgs
+	d.mu.Unlock()
 	qv, err := d.queryVec(ctx, emb, space, q.Text)
 	if err != nil {
 		d.m.log.Warn("embedding a recall query failed; recall is sparse", "err", err)
 		return cold.DenseResult{}, nil
 	}
-	best, st := vecs.Search(qv, q.Limit*searchOverFetch, func(e memory.VectorEntry) bool {
+	keep := func(e memory.VectorEntry) bool {
 		return q.Viewer.CanSee(e.Scope) && (q.Session == "" || e.Session == q.Session)
-	})
+	}
+	best, st := vecs.Search(qv, q.Limit*searchOverFetch, keep)
 	res := cold.DenseResult{N: st.N, Mean: st.Mean, SD: st.SD}
-	if res.N == 0 {
+	var bestImgs []scoredImage
+	if imgs != nil && imgs.len() > 0 {
+		var ist vector.Stats
+		bestImgs, ist = imgs.search(qv, q.Limit*searchOverFetch, keep)
+		res.ImageN, res.ImageMean, res.ImageSD = ist.N, ist.Mean, ist.SD
+	}
+	if res.N == 0 && len(bestImgs) == 0 {
 		return res, nil
 	}
-	ids := make([]int64, len(best))
+	ids := make([]int64, 0, len(best)+len(bestImgs))
 	cos := make(map[int64]float64, len(best))
-	for i, b := range best {
-		ids[i] = b.Event
+	for _, b := range best {
+		ids = append(ids, b.Event)
 		cos[b.Event] = b.Cos
+	}
+	seen := make(map[int64]bool, len(bestImgs))
+	for _, b := range bestImgs {
+		if _, ok := cos[b.event]; !ok && !seen[b.event] {
+			seen[b.event] = true
+			ids = append(ids, b.event)
+		}
 	}
 	hits, err := d.index.Events(ctx, ids)
 	if err != nil {
 		return cold.DenseResult{}, fmt.Errorf("dense search: %w", err)
 	}
+	byID := make(map[int64]memory.TextHit, len(hits))
 	for _, h := range hits { // forgotten events are simply missing
 		if !layerIn(h.Event.Layer, q.Layers) {
 			continue
 		}
-		res.Hits = append(res.Hits, cold.DenseHit{Event: h.Event, Indexed: h.Indexed, Cos: cos[h.Event.ID]})
+		byID[h.Event.ID] = h
+		if c, ok := cos[h.Event.ID]; ok {
+			res.Hits = append(res.Hits, cold.DenseHit{Event: h.Event, Indexed: h.Indexed, Cos: c})
+		}
+	}
+	for _, b := range bestImgs { // best first
+		if h, ok := byID[b.event]; ok {
+			res.Images = append(res.Images, cold.ImageHit{Block: b.block, Event: h.Event, Indexed: h.Indexed, Cos: b.cos})
+		}
 	}
 	sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Cos > res.Hits[j].Cos })
 	if len(res.Hits) > q.Limit {
@@ -694,6 +757,10 @@ func (d *Dense) Status() DenseStatus {
 	st := DenseStatus{Mode: ModeSparse, Model: d.model, Reason: d.reason, Loading: d.loading}
 	if d.emb != nil {
 		st.Mode, st.Space, st.Reembed = ModeDense, d.space, d.progress
+		if d.imgEmb != nil {
+			p := d.imgProg
+			st.Images = &p
+		}
 	}
 	d.mu.Unlock()
 	if d.rt != nil && d.rt.Loaded() {

@@ -485,6 +485,9 @@ func (m *Engine) Forget(ctx context.Context, ids []int64) (memory.ForgetResult, 
 	if err != nil {
 		return r, err
 	}
+	if m.dense != nil {
+		m.dense.forgotten(ids)
+	}
 	m.dropFromWindows(ids)
 	gone := make(map[int64]bool, len(ids))
 	for _, id := range ids {

@@ -189,7 +189,8 @@ func TestBranchesMigration(t *testing.T) {
 	a = append(a, chat(t, s, "a", "three")...)
 	s.Close()
 	db := rawDB(t, path, "")
-	for _, q := range []string{`DROP INDEX events_parent`, `ALTER TABLE events DROP COLUMN parent`,
+	// Back to schema 5: undo 0007 and 0006.
+	for _, q := range []string{`DROP TABLE block_vectors`, `DROP INDEX events_parent`, `ALTER TABLE events DROP COLUMN parent`,
 		`ALTER TABLE events DROP COLUMN off_branch`, `PRAGMA user_version = 5`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -59,6 +59,7 @@ type Fake struct {
 	turns       map[string]context.CancelFunc
 	plugins     map[string]*fakePlugin // plugins.go
 	graph       *fakeGraph             // graph.go
+	thumbs      map[string][]byte      // block id → thumbnail PNG (SetThumbnail)
 	desktop     fakeDesktop            // desktop.go
 	approvals   fakeApprovals          // approval.go
 	prompt      fakePrompt             // prompt.go

@@ -102,6 +102,31 @@ func (f *Fake) SetExport(format string, body []byte) {
 	f.g().exports[format] = append([]byte(nil), body...)
 }
 
+// SetThumbnail makes GET /api/v1/memory/blocks/{block}/thumbnail answer png (image/png); other
+// blocks are not found.
+func (f *Fake) SetThumbnail(block string, png []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.thumbs == nil {
+		f.thumbs = map[string][]byte{}
+	}
+	f.thumbs[block] = append([]byte(nil), png...)
+}
+
+// thumbnail answers GET /api/v1/memory/blocks/{id}/thumbnail.
+func (f *Fake) thumbnail(w http.ResponseWriter, block string) {
+	f.mu.Lock()
+	data, ok := f.thumbs[block]
+	f.mu.Unlock()
+	if !ok {
+		WriteError(w, http.StatusNotFound, "block "+block+" not found")
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.WriteHeader(http.StatusOK)
+	w.Write(data)
+}
+
 // AddBlocks adds blocks (held by events, or by entities when HolderEntity is set) that pins can
 // move to L3.
 func (f *Fake) AddBlocks(bs ...client.Block) {
@@ -145,6 +170,8 @@ func (f *Fake) graphRoute(w http.ResponseWriter, r *http.Request, parts []string
 		if id, ok := fakeID(w, "event", parts[2]); ok {
 			f.eventContext(w, r, id)
 		}
+	case r.Method == http.MethodGet && len(parts) == 4 && parts[1] == "blocks" && parts[3] == "thumbnail":
+		f.thumbnail(w, parts[2])
 	case route == "POST triples":
 		f.addTriple(w, body)
 	case r.Method == http.MethodPut && len(parts) == 3 && parts[1] == "triples":
