@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
+	"github.com/hologramagent/hologram/kernel/memadmin"
 	"github.com/hologramagent/hologram/memory"
 	"github.com/hologramagent/hologram/memory/embed"
 	"github.com/hologramagent/hologram/memory/engine"
@@ -96,40 +97,9 @@ func (k modelRole) EmbeddingModels(ctx context.Context) ([]client.EmbeddingModel
 	act := d.Chosen()
 	out := make([]client.EmbeddingModel, len(infos))
 	for i, info := range infos {
-		out[i] = modelOut(info, act)
+		out[i] = memadmin.ModelOut(info, act)
 	}
 	return out, nil
-}
-
-// modelOut converts a manager's model info for the API.
-func modelOut(info embed.ModelInfo, active string) client.EmbeddingModel {
-	s := info.Spec
-	m := client.EmbeddingModel{ID: s.ID, Description: s.Description, Kind: string(s.Kind), Dim: s.Dim, Repo: s.Repo,
-		Revision: s.Revision, Upstream: s.Upstream, Licence: s.Licence, Installed: info.Installed, Active: s.ID == active,
-		Source: info.Source, InstalledAt: info.InstalledAt, Partial: info.Partial, Files: []client.ModelFile{}}
-	pinned := map[string]embed.ModelFile{}
-	known := true
-	for _, f := range s.Files {
-		pinned[f.Path] = f
-		if f.Size == 0 && !f.Optional {
-			known = false
-		}
-	}
-	if info.Installed {
-		for _, f := range info.Files {
-			m.Files = append(m.Files, client.ModelFile{Path: f.Path, Size: f.Size, SHA256: f.SHA256, Pinned: pinned[f.Path].SHA256,
-				Check: f.Check, Optional: pinned[f.Path].Optional})
-			m.Size += f.Size
-		}
-		return m
-	}
-	for _, f := range s.Files {
-		m.Files = append(m.Files, client.ModelFile{Path: f.Path, Size: f.Size, Pinned: f.SHA256, Optional: f.Optional})
-		if known {
-			m.Size += f.Size
-		}
-	}
-	return m
 }
 
 // installProgressEvery bounds how often InstallModel reports a file's progress (the first and
@@ -171,7 +141,7 @@ func (k modelRole) InstallModel(ctx context.Context, id string, progress func(cl
 	if err != nil {
 		return client.EmbeddingModel{}, engineErr(err)
 	}
-	return modelOut(info, d.Chosen()), nil
+	return memadmin.ModelOut(info, d.Chosen()), nil
 }
 
 // ImportModel implements client.Service.
@@ -201,7 +171,7 @@ func (k modelRole) ImportModel(ctx context.Context, id, dir string) (client.Embe
 		// that does not open: all the request's to fix.
 		return client.EmbeddingModel{}, fmt.Errorf("%w: %w", client.ErrInvalid, err)
 	}
-	return modelOut(info, d.Chosen()), nil
+	return memadmin.ModelOut(info, d.Chosen()), nil
 }
 
 // UseModel implements client.Service.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,9 +163,18 @@ func TestX11(t *testing.T) {
 // Response signal carries the code and the file's uri.
 type fakePortal struct {
 	conn  *dbus.Conn
-	code  uint32
-	uri   string
 	calls chan map[string]dbus.Variant
+
+	mu   sync.Mutex // code and uri: set by the test, read by the bus's goroutines
+	code uint32
+	uri  string
+}
+
+// answer sets what the next Screenshot call answers.
+func (p *fakePortal) answer(code uint32, uri string) {
+	p.mu.Lock()
+	p.code, p.uri = code, uri
+	p.mu.Unlock()
 }
 
 func (p *fakePortal) Screenshot(sender dbus.Sender, parent string, opts map[string]dbus.Variant) (dbus.ObjectPath, *dbus.Error) {
@@ -175,12 +185,15 @@ func (p *fakePortal) Screenshot(sender dbus.Sender, parent string, opts map[stri
 	p.calls <- opts
 	s := strings.ReplaceAll(strings.TrimPrefix(string(sender), ":"), ".", "_")
 	req := dbus.ObjectPath("/org/freedesktop/portal/desktop/request/" + s + "/" + tok)
+	p.mu.Lock()
+	code, uri := p.code, p.uri
+	p.mu.Unlock()
 	results := map[string]dbus.Variant{}
-	if p.code == 0 {
-		results["uri"] = dbus.MakeVariant(p.uri)
+	if code == 0 {
+		results["uri"] = dbus.MakeVariant(uri)
 	}
 	// At once, right after the reply: a client that subscribes late misses it.
-	go p.conn.Emit(req, "org.freedesktop.portal.Request.Response", p.code, results)
+	go p.conn.Emit(req, "org.freedesktop.portal.Request.Response", code, results)
 	return req, nil
 }
 
@@ -262,7 +275,7 @@ func TestPortal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(tc.dir, "Screenshot from now.png")
 			want := writePNG(t, path)
-			p.code, p.uri = 0, "file://"+strings.ReplaceAll(path, " ", "%20")
+			p.answer(0, "file://"+strings.ReplaceAll(path, " ", "%20"))
 			got, err := c.Capture(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -281,7 +294,7 @@ func TestPortal(t *testing.T) {
 		})
 	}
 	t.Run("cancelled", func(t *testing.T) {
-		p.code = 1
+		p.answer(1, "")
 		env["DISPLAY"] = ":99999" // not taken: the portal's answer is final
 		defer delete(env, "DISPLAY")
 		if _, err := c.Capture(ctx); !errors.Is(err, ErrCancelled) {
@@ -289,7 +302,7 @@ func TestPortal(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		p.code = 2
+		p.answer(2, "")
 		if _, err := c.Capture(ctx); err == nil || !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("err = %v", err)
 		}
