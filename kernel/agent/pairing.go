@@ -17,6 +17,11 @@ const missingResult = "tool result missing: the result of this call was lost; do
 // tool message is an orphan or a duplicate. It repairs violations (drops orphans and duplicates,
 // synthesizes missing results, drops repeated call ids), logs a warning and counts the repair.
 func (a *Agent) selfCheck(msgs []llm.Message) []llm.Message {
+	if !hasToolTraffic(msgs) {
+		// Nothing to pair: the list as it is (capacity capped, so that an append by the caller
+		// never writes into a backing array someone else holds).
+		return msgs[:len(msgs):len(msgs)]
+	}
 	out := make([]llm.Message, 0, len(msgs))
 	var problems []string
 	for i := 0; i < len(msgs); {
@@ -74,6 +79,16 @@ func (a *Agent) selfCheck(msgs []llm.Message) []llm.Message {
 			slog.Int("problems", len(problems)), slog.String("details", strings.Join(problems, "; ")))
 	}
 	return out
+}
+
+// hasToolTraffic reports whether msgs holds a tool call or a tool result.
+func hasToolTraffic(msgs []llm.Message) bool {
+	for _, m := range msgs {
+		if m.Role == "tool" || len(m.ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // historyMessages converts stored events to the messages the model sees. Reasoning is never

@@ -188,7 +188,9 @@ func (a *Agent) Run(ctx context.Context, req TurnRequest, emit func(Event)) (Res
 				req.Blocks = e.Blocks // its attachments' text reaches the model again
 			}
 		}
-		hist = slices.DeleteFunc(hist, func(e memory.Event) bool { return e.ID == req.Again })
+		// A copy: hist may be shared with the memory engine's explanation of the window, and
+		// DeleteFunc moves and clears elements in place.
+		hist = slices.DeleteFunc(slices.Clone(hist), func(e memory.Event) bool { return e.ID == req.Again })
 	} else {
 		user := t.event(memory.RoleUser, t.input)
 		user.Blocks = req.Blocks

@@ -125,7 +125,9 @@ type Window struct {
 
 // WindowItem is one event of a window with its score, reason and source.
 type WindowItem struct {
-	Event          memory.Event
+	// Event points into the slice the window computation returned to the agent (one copy of
+	// the window's events per turn, not two); it is never modified through either.
+	Event          *memory.Event
 	Score          float64
 	Reason, Source string
 }
@@ -343,9 +345,10 @@ func (m *Engine) compute(ctx context.Context, session, input string, sink bool) 
 	kept := make([]memory.Event, 0, len(res.Items))
 	w.Items = make([]WindowItem, 0, len(res.Items))
 	for _, it := range res.Items {
-		e := sw.cands[it.Index].Event
-		kept = append(kept, e)
-		w.Items = append(w.Items, WindowItem{Event: e, Score: it.Score, Reason: it.Reason, Source: it.Source})
+		kept = append(kept, sw.cands[it.Index].Event)
+	}
+	for i, it := range res.Items { // kept is complete: its elements no longer move
+		w.Items = append(w.Items, WindowItem{Event: &kept[i], Score: it.Score, Reason: it.Reason, Source: it.Source})
 	}
 	sunk := make([]int64, len(res.Sunk))
 	for i, idx := range res.Sunk {

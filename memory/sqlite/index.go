@@ -36,10 +36,11 @@ type hitScanner struct {
 
 func (h hitScanner) Scan(dest ...any) error { return h.rows.Scan(append(dest, h.extra...)...) }
 
-// scanHits reads rows of eventCols, tokens and (withScore) bm25, and closes rows.
-func scanHits(rows *sql.Rows, withScore bool) ([]memory.TextHit, error) {
+// scanHits reads rows of eventCols, tokens and (withScore) bm25, and closes rows; want is how
+// many rows are expected (the slice's first capacity).
+func scanHits(rows *sql.Rows, withScore bool, want int) ([]memory.TextHit, error) {
 	defer rows.Close()
-	var out []memory.TextHit
+	out := make([]memory.TextHit, 0, want)
 	for rows.Next() {
 		var h memory.TextHit
 		var toks sql.NullString
@@ -378,7 +379,7 @@ func (s *Store) Events(ctx context.Context, ids []int64) ([]memory.TextHit, erro
 	if err != nil {
 		return nil, fmt.Errorf("events by id: %w", err)
 	}
-	hits, err := scanHits(rows, false)
+	hits, err := scanHits(rows, false, len(ids))
 	if err != nil {
 		return nil, fmt.Errorf("events by id: %w", err)
 	}

@@ -257,7 +257,7 @@ func (s *Store) eventsBetween(ctx context.Context, filter string, args []any, li
 	if err != nil {
 		return nil, fmt.Errorf("search terms: events by time: %w", err)
 	}
-	hits, err := scanHits(rows, false)
+	hits, err := scanHits(rows, false, min(limit, 256))
 	if err == nil {
 		err = attachHitBlocks(ctx, s.r, hits)
 	}

@@ -509,6 +509,16 @@ func ftsPhrases(toks []string, sep string) string {
 
 // prefixCols qualifies eventCols with a table alias.
 func prefixCols(p string) string {
+	if p == "e." {
+		return eventColsE // every caller's alias: built once, not per query
+	}
+	return joinPrefixed(p)
+}
+
+// eventColsE is prefixCols("e.").
+var eventColsE = joinPrefixed("e.")
+
+func joinPrefixed(p string) string {
 	cols := strings.Split(eventCols, ",")
 	for i, c := range cols {
 		cols[i] = p + strings.TrimSpace(c)

@@ -273,6 +273,7 @@ func ComputeQuery(cands []Candidate, q Query, cfg Config, recalled map[int64]boo
 		res.Filled += units[u].end - units[u].start
 		units[u].why = "earlier in the conversation"
 	}
+	res.Items = make([]Item, 0, items)
 	for u, un := range units {
 		for i := un.start; i < un.end; i++ {
 			if !keep[u] {
