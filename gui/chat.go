@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 
@@ -327,108 +324,6 @@ func (vm *ChatVM) reload(ctx context.Context) error {
 	return vm.loadHistory(ctx, cur)
 }
 
-// loadHistory replaces a session's messages by its history, unless a turn runs there.
-func (vm *ChatVM) loadHistory(ctx context.Context, id string) error {
-	page, err := vm.svc.HistoryPage(ctx, client.HistoryQuery{Session: id, Limit: chatHistoryLimit})
-	if err != nil {
-		return fmt.Errorf("%s: %w", Tf("Could not load the history of %s", id), err)
-	}
-	msgs := chatFromHistory(page.Messages)
-	vm.mu.Lock()
-	s := vm.sess(id)
-	if s.turn != nil {
-		vm.mu.Unlock()
-		return nil
-	}
-	s.msgs, s.loaded = msgs, true
-	s.hist, s.more = page.Messages, page.More
-	vm.mu.Unlock()
-	vm.notify(ChatChange{Kind: ChatMessagesChanged, Session: id})
-	vm.trace("history", TraceHistory{Session: id, Messages: len(msgs)})
-	return nil
-}
-
-// chatFromHistory turns history into chat messages: an assistant message collects the tool
-// calls and results and the later assistant messages of its turn, as a streamed turn shows them.
-func chatFromHistory(hist []client.Message) []ChatMessage {
-	var out []ChatMessage
-	for _, m := range hist {
-		last := len(out) - 1
-		sameTurn := last >= 0 && out[last].Role == ChatRoleAssistant && m.TurnID != "" && out[last].TurnID == m.TurnID
-		switch m.Role {
-		case ChatRoleUser:
-			out = append(out, ChatMessage{Role: ChatRoleUser, Text: m.Content, TurnID: m.TurnID, Time: m.Time,
-				Attachments: chatBlocks(m.Blocks), ID: m.ID, Branch: m.Branch})
-		case ChatRoleAssistant:
-			var tools []ChatTool
-			for _, c := range m.ToolCalls {
-				tools = append(tools, ChatTool{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Status: "running"})
-			}
-			if sameTurn {
-				out[last].Text = chatJoin(out[last].Text, m.Content)
-				out[last].Tools = append(out[last].Tools, tools...)
-				out[last].Attachments = append(out[last].Attachments, chatBlocks(m.Blocks)...)
-				if m.Usage != nil {
-					out[last].Usage, out[last].Model = m.Usage, m.Model
-				}
-				continue
-			}
-			out = append(out, ChatMessage{Role: ChatRoleAssistant, Text: m.Content, Tools: tools, TurnID: m.TurnID,
-				Time: m.Time, Attachments: chatBlocks(m.Blocks), ID: m.ID, Branch: m.Branch, Usage: m.Usage, Model: m.Model})
-		case "tool": // the result of a call of the assistant message before
-			if last < 0 || out[last].Role != ChatRoleAssistant {
-				continue
-			}
-			for i := range out[last].Tools {
-				if t := &out[last].Tools[i]; t.ID == m.ToolCallID {
-					t.Result, t.Status = m.Content, m.ToolStatus
-					if t.Status == "" {
-						t.Status = "ok"
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-// chatJoin joins two parts of a reply with a blank line.
-func chatJoin(a, b string) string {
-	switch {
-	case strings.TrimSpace(b) == "":
-		return a
-	case strings.TrimSpace(a) == "":
-		return b
-	}
-	return a + "\n\n" + b
-}
-
-func chatBlocks(bs []client.Block) []ChatAttachment {
-	var out []ChatAttachment
-	for _, b := range bs {
-		out = append(out, ChatAttachment{Kind: b.Kind, Name: b.Name, MIME: b.MIME, Size: b.Size})
-	}
-	return out
-}
-
-// chatSetTool updates the call with t's ID in m (its name and arguments kept when t has none),
-// or appends it.
-func chatSetTool(m *ChatMessage, t ChatTool) {
-	for i := range m.Tools {
-		if m.Tools[i].ID == t.ID && t.ID != "" {
-			if t.Name == "" {
-				t.Name = m.Tools[i].Name
-			}
-			if t.Arguments == "" {
-				t.Arguments = m.Tools[i].Arguments
-			}
-			m.Tools[i] = t
-			return
-		}
-	}
-	m.Tools = append(m.Tools, t)
-}
-
 func (vm *ChatVM) setErr(err error) {
 	vm.mu.Lock()
 	changed := (err == nil) != (vm.err == nil) || (err != nil && err.Error() != vm.err.Error())
@@ -593,103 +488,6 @@ func (vm *ChatVM) SetDraft(text string) {
 	vm.mu.Lock()
 	vm.sess(vm.current).draft = text
 	vm.mu.Unlock()
-}
-
-// Attachments returns the current session's pending attachments.
-func (vm *ChatVM) Attachments() []ChatAttachment {
-	vm.mu.Lock()
-	defer vm.mu.Unlock()
-	var out []ChatAttachment
-	for _, f := range vm.sess(vm.current).atts {
-		out = append(out, chatAttachmentView(f))
-	}
-	return out
-}
-
-// AddAttachment adds a file to send with the next message: text (valid UTF-8), an image,
-// audio or a video, told by content ([client.OpenFile]). Text, images and audio are read now
-// (at most [client.MaxAttachmentBytes]); a video, or an image or audio file over
-// [client.InlineBytes], is streamed to the kernel when the message is sent, up to the kernel's
-// upload limit.
-func (vm *ChatVM) AddAttachment(path string) error {
-	f, err := client.OpenFile(path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", Tf("Cannot attach %s", filepath.Base(path)), err)
-	}
-	return vm.addFile(f)
-}
-
-// AddAttachmentData adds pasted or dropped data to send with the next message. An empty mime
-// is detected from the content; the kind (text, image, audio, video) always is.
-func (vm *ChatVM) AddAttachmentData(name, mime string, data []byte) error {
-	if len(data) == 0 {
-		return errors.New(Tf("Cannot attach %s: it is empty.", name))
-	}
-	if len(data) > client.MaxAttachmentBytes {
-		return errors.New(Tf("Cannot attach %s: it has %s, at most %s.", name, chatSize(int64(len(data))), chatSize(client.MaxAttachmentBytes)))
-	}
-	detected := http.DetectContentType(data)
-	if mime == "" {
-		mime = detected
-	}
-	a := client.Attachment{Name: name, MIME: mime}
-	switch {
-	case strings.HasPrefix(detected, "text/") && utf8.Valid(data):
-		a.Kind, a.Text = "text", string(data)
-	case strings.HasPrefix(detected, "image/"):
-		a.Kind, a.Data = "image", data
-	case client.AudioMIME(detected, name) != "":
-		a.Kind, a.Data = "audio", data
-		if a.MIME == detected {
-			a.MIME = client.AudioMIME(detected, name)
-		}
-	case client.VideoMIME(data, name) != "":
-		a.Kind, a.Data = "video", data
-		if a.MIME == detected {
-			a.MIME = client.VideoMIME(data, name)
-		}
-	default:
-		return errors.New(Tf("Cannot attach %s: it is %s, not text, an image, audio or video.", name, detected))
-	}
-	return vm.addFile(client.File{Attachment: a, Size: int64(len(data))})
-}
-
-// addFile adds a pending attachment to the current session.
-func (vm *ChatVM) addFile(f client.File) error {
-	vm.mu.Lock()
-	s := vm.sess(vm.current)
-	if len(s.atts) >= client.MaxAttachments {
-		vm.mu.Unlock()
-		return errors.New(Tf("Cannot attach %s: a message takes at most %d attachments.", f.Name, client.MaxAttachments))
-	}
-	s.atts = append(s.atts, f)
-	id := vm.current
-	vm.mu.Unlock()
-	vm.notify(ChatChange{Kind: ChatAttachmentsChanged, Session: id})
-	return nil
-}
-
-// RemoveAttachment drops pending attachment i.
-func (vm *ChatVM) RemoveAttachment(i int) {
-	vm.mu.Lock()
-	s := vm.sess(vm.current)
-	if i < 0 || i >= len(s.atts) {
-		vm.mu.Unlock()
-		return
-	}
-	s.atts = append(s.atts[:i:i], s.atts[i+1:]...)
-	id := vm.current
-	vm.mu.Unlock()
-	vm.notify(ChatChange{Kind: ChatAttachmentsChanged, Session: id})
-}
-
-// chatAttachmentView is how a message shows an attachment it sends.
-func chatAttachmentView(a client.File) ChatAttachment {
-	v := ChatAttachment{Kind: a.Kind, Name: a.Name, MIME: a.MIME, Size: a.Size}
-	if a.Kind == "image" {
-		v.Data = a.Data
-	}
-	return v
 }
 
 // Send sends the current session's draft and pending attachments as one turn, streamed into
