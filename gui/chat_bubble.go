@@ -30,7 +30,7 @@ type chatBubble struct {
 	atts  *fyne.Container
 	// An error is a card: what happened, what to do, Retry, and the error itself folded.
 	errBox           *fyne.Container
-	errWhat, errTodo *widget.Label
+	errWhat, errNext *widget.Label
 	errDetail        *widget.Label
 	errRetry         *widget.Button
 	errDetails       *widget.Accordion
@@ -66,8 +66,8 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 	b.errWhat = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	b.errWhat.Wrapping = fyne.TextWrapWord
 	b.errWhat.Importance = widget.DangerImportance
-	b.errTodo = widget.NewLabel("")
-	b.errTodo.Wrapping = fyne.TextWrapWord
+	b.errNext = widget.NewLabel("")
+	b.errNext.Wrapping = fyne.TextWrapWord
 	b.errDetail = widget.NewLabel("")
 	b.errDetail.Wrapping = fyne.TextWrapBreak
 	b.errDetail.Importance = widget.LowImportance
@@ -78,7 +78,7 @@ func newChatBubble(v *chatView, index int) *chatBubble {
 		}
 	})
 	b.errRetry.Importance = widget.HighImportance
-	b.errBox = container.NewVBox(b.errWhat, b.errTodo, container.NewHBox(b.errRetry), b.errDetails)
+	b.errBox = container.NewVBox(b.errWhat, b.errNext, container.NewHBox(b.errRetry), b.errDetails)
 	b.errBox.Hide()
 	b.newBranchControls()
 	b.newSpeakButton()
@@ -120,9 +120,9 @@ func (b *chatBubble) render(m ChatMessage) {
 	if m.Role != b.role0 || m.Text != b.text0 {
 		b.role0, b.text0 = m.Role, m.Text
 		if m.Role == ChatRoleError {
-			what, todo := chatAdvice(m.Text, m.retry == nil || m.retry.input != "")
+			what, next := chatAdvice(m.Text, m.retry == nil || m.retry.input != "")
 			b.errWhat.SetText(what)
-			b.errTodo.SetText(todo)
+			b.errNext.SetText(next)
 			b.errDetail.SetText(m.Text)
 			b.errDetails.CloseAll()
 			b.rich.Segments = nil

@@ -38,8 +38,8 @@ func TestChatErrorCard(t *testing.T) {
 	if !b.errBox.Visible() || b.rich.Visible() {
 		t.Fatalf("the error is not a card: card %v, raw text %v", b.errBox.Visible(), b.rich.Visible())
 	}
-	if b.errWhat.Text != "The model provider could not be reached." || !strings.Contains(b.errTodo.Text, "base URL in Settings → Providers") {
-		t.Errorf("card says %q / %q", b.errWhat.Text, b.errTodo.Text)
+	if b.errWhat.Text != "The model provider could not be reached." || !strings.Contains(b.errNext.Text, "base URL in Settings → Providers") {
+		t.Errorf("card says %q / %q", b.errWhat.Text, b.errNext.Text)
 	}
 	if b.errDetail.Text != rawRefused || b.errDetails.Items[0].Open {
 		t.Errorf("detail %q, open %v: want the raw error, folded", b.errDetail.Text, b.errDetails.Items[0].Open)

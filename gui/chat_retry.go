@@ -69,7 +69,7 @@ func (vm *ChatVM) Retry(index int) error {
 // chatAdvice turns a turn's error into what happened and what to do, for people; the error
 // itself stays available as the detail.
 // sent is false for a turn the kernel never accepted.
-func chatAdvice(errText string, sent bool) (what, todo string) {
+func chatAdvice(errText string, sent bool) (what, next string) {
 	e := strings.ToLower(errText)
 	has := func(words ...string) bool {
 		for _, w := range words {
