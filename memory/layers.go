@@ -102,6 +102,7 @@ type Index interface {
 	Neighbours(ctx context.Context, ids []int64, radius int, v Viewer) ([]Event, error)
 	// Events returns events by id with their indexed tokens (missing ids are skipped), in id order.
 	Events(ctx context.Context, ids []int64) ([]TextHit, error)
+	Episodes
 }
 
 // Layers moves events between L1 and L2 and records accesses.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/hologramagent/hologram/memory"
@@ -13,17 +12,19 @@ import (
 // Episode documents fused with the turn ranking. A question of a few words names a fact, and
 // the turn that states it is the best document; a long query — a user's message that goes on
 // with a plan, or the dialogue so far — describes a topic, and the best document for a topic is
-// the whole stretch of conversation about it (an episode: one session's events with gaps under
-// Params.BurstGap), which names each of its parts somewhere. So each candidate episode is scored
-// as one BM25 document (its known events' index terms together: the candidates and the
-// neighbours the context step fetched; k1 1.2, b 0.75, lengths against the mean of the
-// candidate episodes), and every matching event's score becomes
+// the whole stretch of conversation about it (an episode, [memory.EpisodeContinues]), which
+// names each of its parts somewhere. The index ranks every episode as one BM25 document
+// ([memory.Episodes]: k1 1.2, b 0.75, document frequencies over episodes; a term the query says
+// n times counts n times, as in plain BM25 over the query's words: a long query repeats what it
+// is about), and every candidate's score becomes
 //
 //	score + w × best × episode / bestEpisode,    w = Params.Episode × min(1, terms / Params.EpisodeTerms)
 //
-// (best: the best event score). A term the query says n times counts n times (as in plain
-// BM25 over the query's words): a long query repeats what it is about.: the episode ranking weighs in proportion to how long the query
-// is, and the events of one episode keep their order among themselves.
+// (best: the best event score): the episode ranking weighs in proportion to how long the query
+// is, and the events of one episode keep their order among themselves. An episode among the
+// best Params.EpisodeBring that none of the candidates belongs to brings in its events that
+// hold a query term (scored by the terms' BM25 weights without length normalisation): a topic
+// talked over in many moderately common words may have no turn among the rarest terms' matches.
 
 // episodes applies the episode-document scores to the candidates.
 func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, terms []string, qtf map[string]int) error {
@@ -38,11 +39,79 @@ func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, te
 	if w <= 0 {
 		return nil
 	}
-	// An episode's document is all of its events, not only the candidates: the events around
-	// the best candidates (EpisodeRadius positions either side) are fetched with their terms.
-	docs, err := r.episodeEvents(ctx, q, cs)
+	qterms := make([]string, 0, len(terms))
+	for _, t := range terms {
+		n := 1
+		if r.p.EpisodeQTF {
+			n = max(1, qtf[t])
+		}
+		for range n {
+			qterms = append(qterms, t)
+		}
+	}
+	eps, err := r.opts.Index.SearchEpisodes(ctx, memory.EpisodeQuery{Terms: qterms, Viewer: q.Viewer, Session: q.Session,
+		Limit: min(r.p.MaxNeighbour, max(20, 3*q.K))})
 	if err != nil {
+		return fmt.Errorf("recall: episodes: %w", err)
+	}
+	if len(eps) == 0 || eps[0].Score <= 0 {
+		return nil
+	}
+	if err := r.bringEpisodes(ctx, q, cs, terms, eps); err != nil {
 		return err
+	}
+	best := 0.0
+	for _, c := range cs {
+		best = math.Max(best, c.score)
+	}
+	if best <= 0 {
+		return nil
+	}
+	bySession := make(map[string][]memory.EpisodeHit, len(eps))
+	for _, e := range eps {
+		bySession[e.Session] = append(bySession[e.Session], e)
+	}
+	for _, c := range cs {
+		if c.score <= 0 {
+			continue
+		}
+		for _, e := range bySession[c.ev.Session] {
+			if e.Holds(c.ev) {
+				add := w * best * e.Score / eps[0].Score
+				c.score += add
+				c.why = append(c.why, fmt.Sprintf("episode %.2f", add))
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// bringEpisodes adds the events of the best Params.EpisodeBring episodes that no candidate
+// belongs to, those that hold a query term, as candidates.
+func (r *Recaller) bringEpisodes(ctx context.Context, q Query, cs map[int64]*cand, terms []string, eps []memory.EpisodeHit) error {
+	if r.p.EpisodeBring <= 0 {
+		return nil
+	}
+	var want []memory.EpisodeHit
+	for _, e := range eps[:min(len(eps), r.p.EpisodeBring)] {
+		held := false
+		for _, c := range cs {
+			if e.Holds(c.ev) {
+				held = true
+				break
+			}
+		}
+		if !held {
+			want = append(want, e)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	hits, err := r.opts.Index.EpisodeEvents(ctx, want, q.Viewer)
+	if err != nil {
+		return fmt.Errorf("recall: episodes: %w", err)
 	}
 	df, total, err := r.opts.Index.DocFreq(ctx, terms)
 	if err != nil {
@@ -54,129 +123,34 @@ func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, te
 		slot[t] = i
 		if i < len(df) && df[i] > 0 {
 			idf[i] = memory.BM25IDF(float64(total), float64(df[i]))
-			if n := qtf[t]; n > 1 && r.p.EpisodeQTF {
-				idf[i] *= float64(n)
-			}
 		}
 	}
-	all := make([]*cand, 0, len(docs))
-	for _, c := range docs {
-		all = append(all, c)
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].ev.Session != all[j].ev.Session {
-			return all[i].ev.Session < all[j].ev.Session
-		}
-		if !all[i].ev.Time.Equal(all[j].ev.Time) {
-			return all[i].ev.Time.Before(all[j].ev.Time)
-		}
-		return all[i].ev.ID < all[j].ev.ID
-	})
-	type episode struct {
-		from, to int
-		length   float64
-		tf       []float64
-		score    float64
-	}
-	var eps []*episode
-	sumLen := 0.0
-	for from := 0; from < len(all); {
-		to := from + 1
-		for to < len(all) && all[to].ev.Session == all[from].ev.Session && all[to].ev.Time.Sub(all[to-1].ev.Time) <= r.p.BurstGap {
-			to++
-		}
-		e := &episode{from: from, to: to, tf: make([]float64, len(terms))}
-		for _, c := range all[from:to] {
-			ws := strings.Fields(c.indexed)
-			e.length += float64(len(ws))
-			for _, t := range ws {
-				if i, ok := slot[t]; ok {
-					e.tf[i]++
-				}
-			}
-		}
-		sumLen += e.length
-		eps = append(eps, e)
-		from = to
-	}
-	if len(eps) == 0 || sumLen == 0 {
-		return nil
-	}
-	const k1, b = 1.2, 0.75
-	avg := sumLen / float64(len(eps))
-	bestEp, best := 0.0, 0.0
-	for _, e := range eps {
-		norm := k1 * (1 - b + b*e.length/avg)
-		for i, f := range e.tf {
-			if f > 0 {
-				e.score += idf[i] * f * (k1 + 1) / (f + norm)
-			}
-		}
-		bestEp = math.Max(bestEp, e.score)
-	}
-	for _, c := range cs {
-		best = math.Max(best, c.score)
-	}
-	if bestEp <= 0 || best <= 0 {
-		return nil
-	}
-	for _, e := range eps {
-		if e.score <= 0 {
+	tf := make([]float64, len(terms))
+	const k1 = 1.2
+	for n, h := range hits {
+		if cs[h.Event.ID] != nil || !layerOK(h.Event.Layer, q.Layers) || (q.Session != "" && h.Event.Session != q.Session) {
 			continue
 		}
-		add := w * best * e.score / bestEp
-		for _, d := range all[e.from:e.to] {
-			if c := cs[d.ev.ID]; c != nil && c.score > 0 {
-				c.score += add
-				c.why = append(c.why, fmt.Sprintf("episode %.2f", add))
+		clear(tf)
+		for _, t := range strings.Fields(h.Indexed) {
+			if i, ok := slot[t]; ok {
+				tf[i]++
 			}
 		}
+		score := 0.0
+		for i, f := range tf {
+			if f > 0 {
+				score += idf[i] * f * (k1 + 1) / (f + k1)
+			}
+		}
+		if score <= 0 {
+			continue
+		}
+		// Positions far from every other candidate's: an event brought in is beside none of
+		// them for the diversity step.
+		c := &cand{ev: h.Event, indexed: h.Indexed, bm25: score, base: score, score: score, pos: math.MinInt32 + 2*n}
+		c.why = append(c.why, fmt.Sprintf("its episode %.2f", score))
+		cs[h.Event.ID] = c
 	}
 	return nil
-}
-
-// episodeEvents returns the candidates and the events around the best of them (the documents
-// of their episodes), each with its index terms. The extra events are not candidates.
-func (r *Recaller) episodeEvents(ctx context.Context, q Query, cs map[int64]*cand) (map[int64]*cand, error) {
-	docs := make(map[int64]*cand, len(cs))
-	for id, c := range cs {
-		docs[id] = c
-	}
-	best := sortedByScore(cs)
-	if n := min(r.p.MaxNeighbour, 3*q.K); len(best) > n {
-		best = best[:n]
-	}
-	ids := make([]int64, 0, len(best))
-	for _, c := range best {
-		ids = append(ids, c.ev.ID)
-	}
-	if r.p.EpisodeRadius > 0 && len(ids) > 0 {
-		nbs, err := r.opts.Index.Neighbours(ctx, ids, r.p.EpisodeRadius, q.Viewer)
-		if err != nil {
-			return nil, fmt.Errorf("recall: episodes: %w", err)
-		}
-		for _, ev := range nbs {
-			if docs[ev.ID] == nil && layerOK(ev.Layer, q.Layers) && (q.Session == "" || ev.Session == q.Session) {
-				docs[ev.ID] = &cand{ev: ev}
-			}
-		}
-	}
-	var missing []int64
-	for id, c := range docs {
-		if c.indexed == "" {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) > 0 {
-		evs, err := r.opts.Index.Events(ctx, missing)
-		if err != nil {
-			return nil, fmt.Errorf("recall: episodes: %w", err)
-		}
-		for _, h := range evs {
-			if c := docs[h.Event.ID]; c != nil {
-				c.indexed = h.Indexed
-			}
-		}
-	}
-	return docs, nil
 }

@@ -50,9 +50,9 @@ type Params struct {
 	// (episode.go). 0 off.
 	Episode      float64
 	EpisodeTerms int
-	// EpisodeRadius: the events this many positions either side of the best candidates are
-	// read as part of their episodes' documents.
-	EpisodeRadius int
+	// EpisodeBring: the best this many episodes bring in their events that hold a query term
+	// when no candidate belongs to them (episode.go). 0: only the candidates' episodes count.
+	EpisodeBring int
 	// EpisodeQTF: a term the query says n times weighs n times in the episode score.
 	EpisodeQTF bool
 	// DenseZ: an event counts on the dense side when its cosine to the query is at least this
@@ -88,7 +88,7 @@ func DefaultParams() Params {
 		PassageTokens: 80,
 		Episode:       1.5,
 		EpisodeTerms:  50,
-		EpisodeRadius: 12,
+		EpisodeBring:  5,
 		EpisodeQTF:    true,
 	}
 }
@@ -113,7 +113,7 @@ func (p *Params) fields() map[string]any {
 		"coherence":         &p.Coherence,
 		"episode":           &p.Episode,
 		"episode_terms":     &p.EpisodeTerms,
-		"episode_radius":    &p.EpisodeRadius,
+		"episode_bring":     &p.EpisodeBring,
 		"episode_qtf":       &p.EpisodeQTF,
 	}
 }

@@ -22,7 +22,7 @@ type IndexedStore = interface {
 // RunIndexTests runs the [memory.Index] and [memory.Layers] conformance suite. open must return a
 // new, empty store using the default tokenizer ([memory.DefaultTokenize]) for each call; the
 // suite closes it. Subtests cover visibility, filters, BM25 ordering, indexed text, DocFreq,
-// Neighbours, Events, SetLayer/Touch/LayerEvents and History after layer changes.
+// Neighbours, Events, SetLayer/Touch/LayerEvents, History after layer changes and episodes.
 func RunIndexTests(t *testing.T, open func(t *testing.T) IndexedStore) {
 	t.Helper()
 	newStore := func(t *testing.T) IndexedStore {
@@ -38,6 +38,7 @@ func RunIndexTests(t *testing.T, open func(t *testing.T) IndexedStore) {
 	t.Run("DocFreq", func(t *testing.T) { testDocFreq(t, newStore(t)) })
 	t.Run("Neighbours", func(t *testing.T) { testNeighbours(t, newStore(t)) })
 	t.Run("Layers", func(t *testing.T) { testLayers(t, newStore(t)) })
+	t.Run("Episodes", func(t *testing.T) { testEpisodes(t, newStore(t)) })
 }
 
 var (

@@ -189,8 +189,9 @@ func TestBranchesMigration(t *testing.T) {
 	a = append(a, chat(t, s, "a", "three")...)
 	s.Close()
 	db := rawDB(t, path, "")
-	// Back to schema 5: undo 0007 and 0006.
-	for _, q := range []string{`DROP TABLE block_vectors`, `DROP INDEX events_parent`, `ALTER TABLE events DROP COLUMN parent`,
+	// Back to schema 5: undo 0008, 0007 and 0006.
+	for _, q := range []string{`DROP TRIGGER episodes_event_delete`, `DROP TABLE episodes_fts_vocab`, `DROP TABLE episodes_fts`,
+		`DROP TABLE episodes`, `DROP TABLE block_vectors`, `DROP INDEX events_parent`, `ALTER TABLE events DROP COLUMN parent`,
 		`ALTER TABLE events DROP COLUMN off_branch`, `PRAGMA user_version = 5`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

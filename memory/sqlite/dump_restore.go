@@ -266,6 +266,9 @@ func (rs *restorer) Commit() error {
 	if err := rs.indexDeferred(); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	if err := rebuildEpisodes(rs.ctx, rs.tx); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	if err := rs.indexTriples(); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}

@@ -307,6 +307,9 @@ func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) er
 			}
 		}
 	}
+	if err := assignEpisodes(ctx, tx, out); err != nil {
+		return fmt.Errorf("append events: %w", err)
+	}
 	return nil
 }
 
