@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -36,6 +37,22 @@ type EpisodeQuery struct {
 	Viewer  Viewer // only episodes whose events Viewer may see
 	Session string // non-empty: only this session's episodes
 	Limit   int    // default 20
+}
+
+// Counts returns the query's distinct terms (lower case, split on spaces), in order, and how
+// often the query gives each.
+func (q EpisodeQuery) Counts() ([]string, map[string]float64) {
+	qtf := map[string]float64{}
+	var terms []string
+	for _, t := range q.Terms {
+		for _, w := range strings.Fields(strings.ToLower(t)) {
+			if qtf[w] == 0 {
+				terms = append(terms, w)
+			}
+			qtf[w]++
+		}
+	}
+	return terms, qtf
 }
 
 // EpisodeHit is one episode with its BM25 score as one document (k1 1.2, b 0.75, document

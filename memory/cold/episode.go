@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/hologramagent/hologram/memory"
 )
@@ -21,10 +20,9 @@ import (
 //	score + w × best × episode / bestEpisode,    w = Params.Episode × min(1, terms / Params.EpisodeTerms)
 //
 // (best: the best event score): the episode ranking weighs in proportion to how long the query
-// is, and the events of one episode keep their order among themselves. An episode among the
-// best Params.EpisodeBring that none of the candidates belongs to brings in its events that
-// hold a query term (scored by the terms' BM25 weights without length normalisation): a topic
-// talked over in many moderately common words may have no turn among the rarest terms' matches.
+// is, and the events of one episode keep their order among themselves. (Bringing in the events
+// of the best episodes that no candidate belongs to was measured and left out: no figure of any
+// dev set moved, and it read whole episodes on every recall.)
 
 // episodes applies the episode-document scores to the candidates.
 func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, terms []string, qtf map[string]int) error {
@@ -57,9 +55,6 @@ func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, te
 	if len(eps) == 0 || eps[0].Score <= 0 {
 		return nil
 	}
-	if err := r.bringEpisodes(ctx, q, cs, terms, eps); err != nil {
-		return err
-	}
 	best := 0.0
 	for _, c := range cs {
 		best = math.Max(best, c.score)
@@ -77,80 +72,13 @@ func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, te
 		}
 		for _, e := range bySession[c.ev.Session] {
 			if e.Holds(c.ev) {
+				c.episode = e.ID
 				add := w * best * e.Score / eps[0].Score
 				c.score += add
 				c.why = append(c.why, fmt.Sprintf("episode %.2f", add))
 				break
 			}
 		}
-	}
-	return nil
-}
-
-// bringEpisodes adds the events of the best Params.EpisodeBring episodes that no candidate
-// belongs to, those that hold a query term, as candidates.
-func (r *Recaller) bringEpisodes(ctx context.Context, q Query, cs map[int64]*cand, terms []string, eps []memory.EpisodeHit) error {
-	if r.p.EpisodeBring <= 0 {
-		return nil
-	}
-	var want []memory.EpisodeHit
-	for _, e := range eps[:min(len(eps), r.p.EpisodeBring)] {
-		held := false
-		for _, c := range cs {
-			if e.Holds(c.ev) {
-				held = true
-				break
-			}
-		}
-		if !held {
-			want = append(want, e)
-		}
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	hits, err := r.opts.Index.EpisodeEvents(ctx, want, q.Viewer)
-	if err != nil {
-		return fmt.Errorf("recall: episodes: %w", err)
-	}
-	df, total, err := r.opts.Index.DocFreq(ctx, terms)
-	if err != nil {
-		return fmt.Errorf("recall: episodes: %w", err)
-	}
-	slot := make(map[string]int, len(terms))
-	idf := make([]float64, len(terms))
-	for i, t := range terms {
-		slot[t] = i
-		if i < len(df) && df[i] > 0 {
-			idf[i] = memory.BM25IDF(float64(total), float64(df[i]))
-		}
-	}
-	tf := make([]float64, len(terms))
-	const k1 = 1.2
-	for n, h := range hits {
-		if cs[h.Event.ID] != nil || !layerOK(h.Event.Layer, q.Layers) || (q.Session != "" && h.Event.Session != q.Session) {
-			continue
-		}
-		clear(tf)
-		for _, t := range strings.Fields(h.Indexed) {
-			if i, ok := slot[t]; ok {
-				tf[i]++
-			}
-		}
-		score := 0.0
-		for i, f := range tf {
-			if f > 0 {
-				score += idf[i] * f * (k1 + 1) / (f + k1)
-			}
-		}
-		if score <= 0 {
-			continue
-		}
-		// Positions far from every other candidate's: an event brought in is beside none of
-		// them for the diversity step.
-		c := &cand{ev: h.Event, indexed: h.Indexed, bm25: score, base: score, score: score, pos: math.MinInt32 + 2*n}
-		c.why = append(c.why, fmt.Sprintf("its episode %.2f", score))
-		cs[h.Event.ID] = c
 	}
 	return nil
 }

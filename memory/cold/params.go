@@ -50,9 +50,11 @@ type Params struct {
 	// (episode.go). 0 off.
 	Episode      float64
 	EpisodeTerms int
-	// EpisodeBring: the best this many episodes bring in their events that hold a query term
-	// when no candidate belongs to them (episode.go). 0: only the candidates' episodes count.
-	EpisodeBring int
+	// EpisodeRepeat: past the first PureTop picks, each pick from an episode multiplies the
+	// effective score of the other events of that episode by this (diversity across episodes:
+	// a list of recalls should cover the conversations a topic came up in, not retell one).
+	// 1 turns it off.
+	EpisodeRepeat float64
 	// EpisodeQTF: a term the query says n times weighs n times in the episode score.
 	EpisodeQTF bool
 	// DenseZ: an event counts on the dense side when its cosine to the query is at least this
@@ -88,7 +90,7 @@ func DefaultParams() Params {
 		PassageTokens: 80,
 		Episode:       1.5,
 		EpisodeTerms:  50,
-		EpisodeBring:  5,
+		EpisodeRepeat: 1,
 		EpisodeQTF:    true,
 	}
 }
@@ -113,7 +115,7 @@ func (p *Params) fields() map[string]any {
 		"coherence":         &p.Coherence,
 		"episode":           &p.Episode,
 		"episode_terms":     &p.EpisodeTerms,
-		"episode_bring":     &p.EpisodeBring,
+		"episode_repeat":    &p.EpisodeRepeat,
 		"episode_qtf":       &p.EpisodeQTF,
 	}
 }

@@ -152,6 +152,7 @@ type cand struct {
 	score   float64 // base + neighbour context (+ dense)
 	why     []string
 	pos     int      // position in (session, id) order among known events (set by smooth)
+	episode int64    // the episode the event belongs to, when it ranked (set by episodes)
 	images  []string // image blocks that matched on the image side, best first
 }
 
@@ -423,6 +424,9 @@ func top(cs map[int64]*cand, q Query, p Params) []Hit {
 			if len(out) > p.PureTop && eff[c] > 0 && c.ev.Session == best.ev.Session && (c.pos == best.pos+1 || c.pos == best.pos-1) &&
 				within(c.ev.Time, best.ev.Time, p.BurstGap) {
 				eff[c] *= p.BesidePen
+			}
+			if len(out) > p.PureTop && eff[c] > 0 && best.episode != 0 && c.episode == best.episode {
+				eff[c] *= p.EpisodeRepeat
 			}
 		}
 	}

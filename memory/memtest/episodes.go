@@ -35,16 +35,7 @@ func (m *Mem) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]memo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	qtf := map[string]float64{}
-	var terms []string
-	for _, t := range q.Terms {
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			if qtf[w] == 0 {
-				terms = append(terms, w)
-			}
-			qtf[w]++
-		}
-	}
+	terms, qtf := q.Counts()
 	if len(terms) == 0 {
 		return nil, nil
 	}

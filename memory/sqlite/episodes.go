@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hologramagent/hologram/memory"
@@ -249,16 +248,7 @@ type episodeDoc struct {
 // rarest terms select the indexed episodes scored (at most candidateRows); the pending ones are
 // read from their events.
 func (s *Store) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]memory.EpisodeHit, error) {
-	qtf := map[string]float64{}
-	var terms []string
-	for _, t := range q.Terms {
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			if qtf[w] == 0 {
-				terms = append(terms, w)
-			}
-			qtf[w]++
-		}
-	}
+	terms, qtf := q.Counts()
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -292,17 +282,8 @@ func (s *Store) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]me
 			order = append(order, i)
 		}
 	}
-	sort.Slice(order, func(a, b int) bool { return df[order[a]] < df[order[b]] })
 	rowsCap := min(candidateRows, max(200, 8*limit))
-	var pick []string
-	rows := 0
-	for _, i := range order {
-		if len(pick) > 0 && rows+df[i] > rowsCap {
-			break
-		}
-		pick = append(pick, terms[i])
-		rows += df[i]
-	}
+	pick := rarest(terms, df, order, rowsCap)
 	if len(pick) > 0 {
 		sqlRows, err := s.r.QueryContext(ctx, `SELECT p.id, p.session, p.first_id, p.last_id, f.tokens
 			FROM episodes_fts f JOIN episodes p ON p.id = f.rowid

@@ -63,16 +63,7 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	if len(order) == 0 {
 		return nil, nil
 	}
-	sort.Slice(order, func(a, b int) bool { return df[order[a]] < df[order[b]] })
-	var pick []string
-	rows := 0
-	for _, i := range order {
-		if len(pick) > 0 && rows+df[i] > rowsCap {
-			break
-		}
-		pick = append(pick, terms[i])
-		rows += df[i]
-	}
+	pick := rarest(terms, df, order, rowsCap)
 	// Every index row has its event, so without a filter the join to events is skipped: the rows
 	// come in the same (index) order either way.
 	query := `SELECT f.rowid, f.tokens, f.expansion FROM events_fts f WHERE events_fts MATCH ? LIMIT ?`
@@ -150,6 +141,22 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 		}
 	}
 	return out, nil
+}
+
+// rarest returns the terms at positions order (those with df > 0), rarest first, as long as
+// their rows together stay within rowsCap (at least one term).
+func rarest(terms []string, df []int, order []int, rowsCap int) []string {
+	sort.Slice(order, func(a, b int) bool { return df[order[a]] < df[order[b]] })
+	var pick []string
+	rows := 0
+	for _, i := range order {
+		if len(pick) > 0 && rows+df[i] > rowsCap {
+			break
+		}
+		pick = append(pick, terms[i])
+		rows += df[i]
+	}
+	return pick
 }
 
 // candidateRows bounds the rows one search scores (fewer when fewer hits are wanted); bm25K1
