@@ -56,11 +56,13 @@ func (q EpisodeQuery) Counts() ([]string, map[string]float64) {
 }
 
 // EpisodeHit is one episode with its BM25 score as one document (k1 1.2, b 0.75, document
-// frequencies over episodes). Its events are Session's events with ids in [FirstID, LastID].
+// frequencies over episodes). Its events are Session's events with ids in [FirstID, LastID];
+// Last is the time of its last event.
 type EpisodeHit struct {
 	ID              int64
 	Session         string
 	FirstID, LastID int64
+	Last            time.Time
 	Score           float64
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
+	"time"
 
 	"github.com/hologramagent/hologram/memory"
 )
@@ -55,6 +57,7 @@ func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, te
 	if len(eps) == 0 || eps[0].Score <= 0 {
 		return nil
 	}
+	r.recency(eps)
 	best := 0.0
 	for _, c := range cs {
 		best = math.Max(best, c.score)
@@ -81,4 +84,27 @@ func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, te
 		}
 	}
 	return nil
+}
+
+// recency weighs each episode by how recent it is among those found: score × (1 + Recency ×
+// e^(−age / RecencyDays)), age in days before the newest episode found (not before the clock:
+// an owner back after a month picks up where the conversations left off). A message that goes
+// on with a plan usually goes on with its latest conversation; being part of the episode step,
+// the weight grows with the query's length as the episode's does, so a short question about
+// long ago is barely moved. eps is re-sorted, best first.
+func (r *Recaller) recency(eps []memory.EpisodeHit) {
+	if r.p.Recency <= 0 || r.p.RecencyDays <= 0 {
+		return
+	}
+	var newest time.Time
+	for _, e := range eps {
+		if e.Last.After(newest) {
+			newest = e.Last
+		}
+	}
+	for i := range eps {
+		age := newest.Sub(eps[i].Last).Hours() / 24
+		eps[i].Score *= 1 + r.p.Recency*math.Exp(-age/r.p.RecencyDays)
+	}
+	sort.SliceStable(eps, func(i, j int) bool { return eps[i].Score > eps[j].Score })
 }

@@ -55,6 +55,10 @@ type Params struct {
 	// a list of recalls should cover the conversations a topic came up in, not retell one).
 	// 1 turns it off.
 	EpisodeRepeat float64
+	// Recency and RecencyDays: an episode's score × (1 + Recency × e^(−age / RecencyDays)),
+	// age in days before the newest episode found (episode.go): a message that goes on with a
+	// plan usually goes on with its latest conversation. Recency 0: off.
+	Recency, RecencyDays float64
 	// EpisodeQTF: a term the query says n times weighs n times in the episode score.
 	EpisodeQTF bool
 	// DenseZ: an event counts on the dense side when its cosine to the query is at least this
@@ -91,6 +95,8 @@ func DefaultParams() Params {
 		Episode:       1.5,
 		EpisodeTerms:  50,
 		EpisodeRepeat: 1,
+		Recency:       1,
+		RecencyDays:   20,
 		EpisodeQTF:    true,
 	}
 }
@@ -116,6 +122,8 @@ func (p *Params) fields() map[string]any {
 		"episode":           &p.Episode,
 		"episode_terms":     &p.EpisodeTerms,
 		"episode_repeat":    &p.EpisodeRepeat,
+		"recency":           &p.Recency,
+		"recency_days":      &p.RecencyDays,
 		"episode_qtf":       &p.EpisodeQTF,
 	}
 }

@@ -2,6 +2,7 @@ package cold
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,44 @@ func TestEpisodes(t *testing.T) {
 	}
 	if !strings.Contains(long["roses along the fence"].Reason, "episode ") {
 		t.Errorf("reason %q names no episode", long["roses along the fence"].Reason)
+	}
+}
+
+// TestRecency: with the same words, the more recent conversation ranks first when recency is
+// on; off, the two tie and the older (lower id) comes first.
+func TestRecency(t *testing.T) {
+	ctx := context.Background()
+	m := memtest.NewMem(nil)
+	if _, err := m.CreateSession(ctx, memory.Session{ID: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2024, 6, 1, 9, 0, 0, 0, time.UTC)
+	var evs []memory.Event
+	for _, ago := range []int{60, 2} {
+		at := now.Add(-time.Duration(ago) * 24 * time.Hour)
+		evs = append(evs,
+			memory.Event{Session: "chat", Role: memory.RoleUser, Content: fmt.Sprintf("violin lesson plan with my teacher (%d)", ago), Time: at},
+			memory.Event{Session: "chat", Role: memory.RoleAssistant, Content: "practise scales daily", Time: at.Add(time.Minute)})
+	}
+	if _, err := m.AppendEvents(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		recency float64
+		first   string
+	}{{0, "violin lesson plan with my teacher (60)"}, {1, "violin lesson plan with my teacher (2)"}} {
+		p := DefaultParams()
+		p.Recency = tt.recency
+		r, err := New(Options{Index: m, Tokens: memory.DefaultTokenize, Params: &p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := r.Recall(ctx, Query{Text: "my violin lesson plan with the teacher", Viewer: memory.OwnerViewer, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 2 || hits[0].Event.Content != tt.first {
+			t.Errorf("recency %g: hits %q, want %q first", tt.recency, contents(hits), tt.first)
+		}
 	}
 }

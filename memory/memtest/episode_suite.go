@@ -82,6 +82,21 @@ func testEpisodes(t *testing.T, s IndexedStore) {
 			}
 		})
 	}
+	t.Run("Last is the time of the episode's last event", func(t *testing.T) {
+		hits, err := s.SearchEpisodes(ctx, memory.EpisodeQuery{Terms: []string{"tomato", "violin"}, Viewer: memory.OwnerViewer, Session: "a"})
+		if err != nil || len(hits) != 2 {
+			t.Fatalf("episodes = %v, %v", episodeRanges(hits), err)
+		}
+		for _, h := range hits {
+			want := at(2 * time.Minute)
+			if h.FirstID == a[3].ID {
+				want = at(3 * time.Hour)
+			}
+			if !h.Last.Equal(want) {
+				t.Errorf("episode %s: Last = %v, want %v", episodeRanges([]memory.EpisodeHit{h}), h.Last, want)
+			}
+		}
+	})
 	t.Run("a term the query repeats weighs more", func(t *testing.T) {
 		hits, err := s.SearchEpisodes(ctx, memory.EpisodeQuery{Terms: []string{"soup", "violin", "violin", "violin"}, Viewer: memory.OwnerViewer})
 		if err != nil || len(hits) != 2 || hits[0].Session != "a" {

@@ -17,11 +17,11 @@ func (m *Mem) episodes() []memory.EpisodeHit {
 		n := 0
 		for i, e := range evs {
 			if i > 0 && memory.EpisodeContinues(evs[i-1], n, e) {
-				out[len(out)-1].LastID = e.ID
+				out[len(out)-1].LastID, out[len(out)-1].Last = e.ID, e.Time
 				n++
 				continue
 			}
-			out = append(out, memory.EpisodeHit{ID: e.ID, Session: session, FirstID: e.ID, LastID: e.ID})
+			out = append(out, memory.EpisodeHit{ID: e.ID, Session: session, FirstID: e.ID, LastID: e.ID, Last: e.Time})
 			n = 1
 		}
 	}

@@ -280,6 +280,7 @@ func (rs *restorer) Commit() error {
 	rs.closeStmts()
 	s := rs.s
 	s.dfs.reset()
+	s.epDFs.reset()
 	sessions := make([]string, 0, len(rs.sessions))
 	for id := range rs.sessions {
 		sessions = append(sessions, id)

@@ -34,8 +34,31 @@ func (r *episodeRow) last() memory.Event {
 	return memory.Event{Session: r.session, Scope: r.scope, Time: fromNanos(r.lastTime)}
 }
 
+// episodeChanges is what a transaction did to episodes_fts, for the caches after its commit:
+// the texts of the episodes it indexed, and whether an indexed one left it.
+type episodeChanges struct {
+	indexed []string
+	removed bool
+}
+
+// committed brings the episode caches up to date after the transaction's commit.
+func (ch *episodeChanges) committed(c *dfCache) {
+	if ch.removed {
+		c.reset()
+		return
+	}
+	if len(ch.indexed) > 0 {
+		docs := make([][]string, len(ch.indexed))
+		for i, t := range ch.indexed {
+			docs[i] = []string{t}
+		}
+		c.appended(docs...)
+	}
+}
+
 // episodeBatch assigns a batch's events (in id order) to episodes in tx.
 type episodeBatch struct {
+	ch   *episodeChanges
 	tx   *sql.Tx
 	open map[string]*episodeRow // session → its last episode
 	done []*episodeRow          // episodes of this batch, in order
@@ -44,8 +67,8 @@ type episodeBatch struct {
 // assignEpisodes puts the events just inserted (ids set) into their sessions' episodes, closes
 // and indexes the episodes they end, and indexes the pending episodes of any session that have
 // been quiet for an episode gap before the batch's newest event.
-func assignEpisodes(ctx context.Context, tx *sql.Tx, evs []memory.Event) error {
-	b := &episodeBatch{tx: tx, open: map[string]*episodeRow{}}
+func assignEpisodes(ctx context.Context, tx *sql.Tx, evs []memory.Event, ch *episodeChanges) error {
+	b := &episodeBatch{ch: ch, tx: tx, open: map[string]*episodeRow{}}
 	var newest int64
 	for _, e := range evs {
 		cur, ok := b.open[e.Session]
@@ -76,7 +99,7 @@ func assignEpisodes(ctx context.Context, tx *sql.Tx, evs []memory.Event) error {
 			return err
 		}
 	}
-	return indexQuiet(ctx, tx, newest-int64(memory.EpisodeGap), 16)
+	return indexQuiet(ctx, tx, newest-int64(memory.EpisodeGap), 16, ch)
 }
 
 // lastEpisode reads a session's last episode (nil when it has none).
@@ -104,7 +127,7 @@ func (b *episodeBatch) write(ctx context.Context, r *episodeRow) error {
 			if _, err := b.tx.ExecContext(ctx, `DELETE FROM episodes_fts WHERE rowid = ?`, r.id); err != nil {
 				return fmt.Errorf("episodes: %w", err)
 			}
-			r.indexed = false
+			r.indexed, b.ch.removed = false, true
 		}
 		if r.id == 0 {
 			res, err := b.tx.ExecContext(ctx, `INSERT INTO episodes (session, scope_kind, scope_group, first_id, last_id, last_time, events)
@@ -121,14 +144,14 @@ func (b *episodeBatch) write(ctx context.Context, r *episodeRow) error {
 		}
 	}
 	if r.closed && !r.indexed {
-		return indexEpisode(ctx, b.tx, r.id)
+		return indexEpisode(ctx, b.tx, r.id, b.ch)
 	}
 	return nil
 }
 
 // indexEpisode writes an episode's text (its remaining events' tokens) into episodes_fts, or
 // deletes the episode if none of its events remains.
-func indexEpisode(ctx context.Context, tx *sql.Tx, id int64) error {
+func indexEpisode(ctx context.Context, tx *sql.Tx, id int64, ch *episodeChanges) error {
 	var session string
 	var first, last int64
 	if err := tx.QueryRowContext(ctx, `SELECT session, first_id, last_id FROM episodes WHERE id = ?`, id).Scan(&session, &first, &last); err != nil {
@@ -153,12 +176,13 @@ func indexEpisode(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE episodes SET indexed = 1, events = ? WHERE id = ?`, n, id); err != nil {
 		return fmt.Errorf("episode %d: %w", id, err)
 	}
+	ch.indexed = append(ch.indexed, toks.String)
 	return nil
 }
 
 // indexQuiet indexes up to limit pending episodes whose last event is before `before` (unix
 // nanoseconds), oldest first (limit ≤ 0: all of them).
-func indexQuiet(ctx context.Context, tx *sql.Tx, before int64, limit int) error {
+func indexQuiet(ctx context.Context, tx *sql.Tx, before int64, limit int, ch *episodeChanges) error {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -180,7 +204,7 @@ func indexQuiet(ctx context.Context, tx *sql.Tx, before int64, limit int) error 
 		return fmt.Errorf("episodes: %w", err)
 	}
 	for _, id := range ids {
-		if err := indexEpisode(ctx, tx, id); err != nil {
+		if err := indexEpisode(ctx, tx, id, ch); err != nil {
 			return err
 		}
 	}
@@ -188,8 +212,9 @@ func indexQuiet(ctx context.Context, tx *sql.Tx, before int64, limit int) error 
 }
 
 // rebuildEpisodes assigns every stored event to episodes anew and indexes them all (migration
-// 0008 on an existing store, and a restore).
+// 0008 on an existing store, and a restore; the caller resets the episode caches).
 func rebuildEpisodes(ctx context.Context, tx *sql.Tx) error {
+	ch := &episodeChanges{}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM episodes_fts`); err != nil {
 		return fmt.Errorf("rebuild episodes: %w", err)
 	}
@@ -222,12 +247,12 @@ func rebuildEpisodes(ctx context.Context, tx *sql.Tx) error {
 		for to < len(evs) && evs[to].Session == evs[from].Session {
 			to++
 		}
-		if err := assignEpisodes(ctx, tx, evs[from:to]); err != nil {
+		if err := assignEpisodes(ctx, tx, evs[from:to], ch); err != nil {
 			return fmt.Errorf("rebuild episodes: %w", err)
 		}
 		from = to
 	}
-	return indexQuiet(ctx, tx, 1<<62, 0)
+	return indexQuiet(ctx, tx, 1<<62, 0, ch)
 }
 
 // pendingEpisodes bounds the pending episodes a search reads from their events (the newest):
@@ -285,7 +310,7 @@ func (s *Store) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]me
 	rowsCap := min(candidateRows, max(200, 8*limit))
 	pick := rarest(terms, df, order, rowsCap)
 	if len(pick) > 0 {
-		sqlRows, err := s.r.QueryContext(ctx, `SELECT p.id, p.session, p.first_id, p.last_id, f.tokens
+		sqlRows, err := s.r.QueryContext(ctx, `SELECT p.id, p.session, p.first_id, p.last_id, p.last_time, f.tokens
 			FROM episodes_fts f JOIN episodes p ON p.id = f.rowid
 			WHERE episodes_fts MATCH ? AND `+filter+` LIMIT ?`, append(append([]any{orPhrases(pick)}, args...), rowsCap)...)
 		if err != nil {
@@ -294,11 +319,13 @@ func (s *Store) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]me
 		for sqlRows.Next() {
 			d := &episodeDoc{tf: make([]float64, len(terms))}
 			var toks sql.RawBytes
-			if err := sqlRows.Scan(&d.hit.ID, &d.hit.Session, &d.hit.FirstID, &d.hit.LastID, &toks); err != nil {
+			var last int64
+			if err := sqlRows.Scan(&d.hit.ID, &d.hit.Session, &d.hit.FirstID, &d.hit.LastID, &last, &toks); err != nil {
 				sqlRows.Close()
 				return nil, fmt.Errorf("search episodes: %w", err)
 			}
 			d.length = countTerms(toks, slot, d.tf, 1)
+			d.hit.Last = fromNanos(last)
 			docs = append(docs, d)
 		}
 		sqlRows.Close()
@@ -365,7 +392,7 @@ func episodeFilter(q memory.EpisodeQuery) (string, []any) {
 
 // pendingEpisodeDocs reads the newest pending episodes that pass filter with their events' tokens.
 func (s *Store) pendingEpisodeDocs(ctx context.Context, filter string, args []any) ([]*episodeDoc, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT p.id, p.session, p.first_id, p.last_id,
+	rows, err := s.r.QueryContext(ctx, `SELECT p.id, p.session, p.first_id, p.last_id, p.last_time,
 		(SELECT group_concat(f.tokens, ' ') FROM events e JOIN events_fts f ON f.rowid = e.id
 			WHERE e.session = p.session AND e.id BETWEEN p.first_id AND p.last_id)
 		FROM episodes p WHERE p.indexed = 0 AND `+filter+` ORDER BY p.last_time DESC LIMIT ?`, append(args, pendingEpisodes)...)
@@ -377,28 +404,47 @@ func (s *Store) pendingEpisodeDocs(ctx context.Context, filter string, args []an
 	for rows.Next() {
 		d := &episodeDoc{}
 		var toks sql.NullString
-		if err := rows.Scan(&d.hit.ID, &d.hit.Session, &d.hit.FirstID, &d.hit.LastID, &toks); err != nil {
+		var last int64
+		if err := rows.Scan(&d.hit.ID, &d.hit.Session, &d.hit.FirstID, &d.hit.LastID, &last, &toks); err != nil {
 			return nil, err
 		}
-		d.toks = toks.String
+		d.toks, d.hit.Last = toks.String, fromNanos(last)
 		out = append(out, d)
 	}
 	return out, rows.Err()
 }
 
 // episodeDocFreqs counts the indexed episodes holding each (lower-case, single-token) term, and
-// the indexed episodes.
+// the indexed episodes, through the episode cache (s.epDFs) as [Store.DocFreq] does for events.
 func (s *Store) episodeDocFreqs(ctx context.Context, terms []string) ([]int, int, error) {
 	df := make([]int, len(terms))
 	slot := make(map[string]int, len(terms))
 	for i, t := range terms {
 		slot[t] = i
 	}
-	termsJSON, _ := json.Marshal(terms) // []string always marshals
+	total, haveTotal, gen := s.epDFs.docs()
+	if !haveTotal {
+		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM episodes WHERE indexed = 1`).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+		s.epDFs.storeDocs(gen, total)
+	}
+	gen = s.epDFs.lookup(terms, func(k string, n int) { df[slot[k]] = n })
+	var missing []string
+	for _, t := range terms {
+		if _, ok := s.epDFs.get(t); !ok {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return df, total, nil
+	}
+	termsJSON, _ := json.Marshal(missing) // []string always marshals
 	rows, err := s.r.QueryContext(ctx, `SELECT term, doc FROM episodes_fts_vocab WHERE term IN (SELECT value FROM json_each(?))`, string(termsJSON))
 	if err != nil {
 		return nil, 0, err
 	}
+	found := make(map[string]int, len(missing))
 	for rows.Next() {
 		var term string
 		var n int
@@ -408,16 +454,14 @@ func (s *Store) episodeDocFreqs(ctx context.Context, terms []string) ([]int, int
 		}
 		if i, ok := slot[term]; ok {
 			df[i] = n
+			found[term] = n
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM episodes WHERE indexed = 1`).Scan(&total); err != nil {
-		return nil, 0, err
-	}
+	s.epDFs.store(gen, missing, found)
 	return df, total, nil
 }
 

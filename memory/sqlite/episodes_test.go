@@ -112,6 +112,23 @@ func TestEpisodesIndexedOnceClosed(t *testing.T) {
 	if hits := searchEpisodes(t, s, "kiln"); len(hits) != 1 || hits[0].FirstID != a1 {
 		t.Fatalf("after re-indexing: %+v", hits)
 	}
+
+	// The cached document counts stay exact as episodes are indexed: the scores equal those
+	// of a store opened afresh on the same file.
+	queries := [][]string{{"kiln", "later", "violin"}, {"ferry", "pots", "much"}, {"kiln", "kiln", "practice"}}
+	for _, q := range queries {
+		searchEpisodes(t, s, q...) // warm the caches
+	}
+	for i := range 40 {
+		app("a", "kiln talk again", 20*time.Hour+time.Duration(i)*time.Minute) // closes one at the bound
+	}
+	app("b", "violin at the ferry", 30*time.Hour)
+	fresh := openAt(t, path)
+	for _, q := range queries {
+		if got, want := searchEpisodes(t, s, q...), searchEpisodes(t, fresh, q...); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: cached %+v, fresh %+v", q, got, want)
+		}
+	}
 }
 
 // TestEpisodesMigration opens a schema-7 file (no episodes): every stored event is assigned and

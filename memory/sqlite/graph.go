@@ -166,6 +166,7 @@ func (s *Store) graphWrite(ctx context.Context, what string, now time.Time, fn f
 	}
 	if g.dfsReset {
 		s.dfs.reset()
+		s.epDFs.reset() // events left episodes too (episodes_event_delete)
 	}
 	s.ckpt.committed()
 	return nil

@@ -162,6 +162,26 @@ type dfCache struct {
 	mu  sync.Mutex
 	gen uint64
 	m   map[string]int
+	// total counts the documents, when known (haveTotal): appends add theirs.
+	total     int
+	haveTotal bool
+}
+
+// docs returns the cached document count, if known, and the generation to store a count
+// read from the index under.
+func (c *dfCache) docs() (int, bool, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total, c.haveTotal, c.gen
+}
+
+// storeDocs caches a document count read at generation gen.
+func (c *dfCache) storeDocs(gen uint64, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.total, c.haveTotal = n, true
+	}
 }
 
 const dfCacheMax = 200_000
@@ -207,6 +227,7 @@ func (c *dfCache) reset() {
 	defer c.mu.Unlock()
 	c.gen++
 	c.m = nil
+	c.haveTotal = false
 }
 
 // appended counts the distinct terms of newly committed events (space-joined token strings).
@@ -214,6 +235,7 @@ func (c *dfCache) appended(texts ...[]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
+	c.total += len(texts)
 	if len(c.m) == 0 {
 		return
 	}

@@ -118,6 +118,7 @@ type Store struct {
 	exp   func(string) []string
 	stats indexStats
 	dfs   dfCache
+	epDFs dfCache // the same for episodes_fts
 	w     *sql.DB // one connection: the only writer
 	r     *sql.DB // read-only pool
 	tails *tailCache

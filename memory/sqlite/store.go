@@ -171,6 +171,7 @@ type appendBatch struct {
 	calls, metas []sql.NullString
 	toks, exps   []string
 	now          time.Time
+	eps          episodeChanges // what the batch did to episodes_fts
 }
 
 // prepareAppend checks and tokenizes events outside any transaction (see AppendEvents).
@@ -307,7 +308,7 @@ func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) er
 			}
 		}
 	}
-	if err := assignEpisodes(ctx, tx, out); err != nil {
+	if err := assignEpisodes(ctx, tx, out, &b.eps); err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
 	return nil
@@ -326,6 +327,7 @@ func (s *Store) appendCommitted(b *appendBatch) {
 		docs[i] = []string{b.toks[i], b.exps[i]}
 	}
 	s.dfs.appended(docs...)
+	b.eps.committed(&s.epDFs)
 	s.ckpt.committed()
 }
 
