@@ -18,10 +18,12 @@
 //   - episode coherence: an event gains with the share of the query's terms its stretch of
 //     conversation covers (coherence.go): a plan talked over for several turns names each part
 //     once;
-//   - episode documents: each candidate episode is also scored as one BM25 document of all its
-//     events, and its events gain in proportion, the more so the longer the query (episode.go):
-//     a long message or the dialogue so far describes a topic that a stretch of conversation
-//     covers, a short question names a fact that one turn states;
+//   - episode documents: every episode of the store (a session's stretch of conversation, kept
+//     by the index as events arrive) is also scored as one BM25 document, weighed by how recent
+//     it is among those found, and the candidates in it gain in proportion, the more so the
+//     longer the query (episode.go): a long message or the dialogue so far describes a topic
+//     that a stretch of conversation covers, and usually goes on with the latest one; a short
+//     question names a fact that one turn states;
 //   - diversity: after the first few results, a turn right beside one already chosen competes
 //     at a discount, so a longer list covers more places in the conversation;
 //   - passages: a long event (an assistant's answer, a pasted document) is recalled as its

@@ -83,7 +83,12 @@ func (m *Mem) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]memo
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	const k1, b = 1.2, 0.75
+	idf := make([]float64, len(terms))
+	for i, t := range terms {
+		if df[i] > 0 {
+			idf[i] = qtf[t] * memory.BM25IDF(float64(len(eps)), df[i])
+		}
+	}
 	sum := 0.0
 	for _, d := range docs {
 		sum += d.length
@@ -91,12 +96,7 @@ func (m *Mem) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]memo
 	avg := max(sum/float64(len(docs)), 1)
 	out := make([]memory.EpisodeHit, 0, len(docs))
 	for _, d := range docs {
-		norm := k1 * (1 - b + b*d.length/avg)
-		for i, f := range d.tf {
-			if f > 0 {
-				d.hit.Score += qtf[terms[i]] * memory.BM25IDF(float64(len(eps)), df[i]) * f * (k1 + 1) / (f + norm)
-			}
-		}
+		d.hit.Score = memory.BM25Score(idf, d.tf, d.length, avg, memory.BM25EpisodeB)
 		out = append(out, d.hit)
 	}
 	slices.SortStableFunc(out, func(a, b memory.EpisodeHit) int {

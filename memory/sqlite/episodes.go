@@ -341,7 +341,6 @@ func (s *Store) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]me
 
 // scoreEpisodes ranks scored documents by BM25 (k1 1.2, b 0.75) and returns the best limit.
 func scoreEpisodes(docs []*episodeDoc, terms []string, qtf map[string]float64, df []int, total, limit int) []memory.EpisodeHit {
-	const k1, b = 1.2, 0.75
 	idf := make([]float64, len(terms))
 	for i, t := range terms {
 		if df[i] > 0 {
@@ -355,12 +354,7 @@ func scoreEpisodes(docs []*episodeDoc, terms []string, qtf map[string]float64, d
 	avg := max(sum/float64(len(docs)), 1)
 	out := make([]memory.EpisodeHit, 0, len(docs))
 	for _, d := range docs {
-		norm := k1 * (1 - b + b*d.length/avg)
-		for i, f := range d.tf {
-			if f > 0 {
-				d.hit.Score += idf[i] * f * (k1 + 1) / (f + norm)
-			}
-		}
+		d.hit.Score = memory.BM25Score(idf, d.tf, d.length, avg, memory.BM25EpisodeB)
 		if d.hit.Score > 0 {
 			out = append(out, d.hit)
 		}

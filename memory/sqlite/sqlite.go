@@ -303,7 +303,14 @@ func (s *Store) migrate(ctx context.Context) error {
 // postMigrate holds the Go steps of migrations, run after the migration's SQL in its transaction.
 var postMigrate = map[int]func(ctx context.Context, s *Store, tx *sql.Tx) error{
 	2: reindexAll,
-	8: func(ctx context.Context, _ *Store, tx *sql.Tx) error { return rebuildEpisodes(ctx, tx) },
+	8: func(ctx context.Context, s *Store, tx *sql.Tx) error {
+		t0 := time.Now()
+		if err := rebuildEpisodes(ctx, tx); err != nil {
+			return err
+		}
+		s.log.Info("memory store built its episodes", "path", s.path, "took", time.Since(t0).Round(time.Millisecond))
+		return nil
+	},
 }
 
 // reindexAll fills events_fts with every event's tokens (migration 0002 rebuilt the table).
