@@ -28,7 +28,7 @@ import (
 
 // episodes applies the episode-document scores to the candidates.
 func (r *Recaller) episodes(ctx context.Context, q Query, cs map[int64]*cand, terms []string, qtf map[string]int) error {
-	if r.p.Episode <= 0 || len(terms) == 0 || len(cs) == 0 {
+	if r.p.Episode <= 0 || len(terms) == 0 || len(terms) < r.p.EpisodeMinTerms || len(cs) == 0 {
 		return nil
 	}
 	share := 1.0

@@ -50,6 +50,9 @@ type Params struct {
 	// (episode.go). 0 off.
 	Episode      float64
 	EpisodeTerms int
+	// EpisodeMinTerms: a query of fewer distinct terms names a fact and skips the episode step
+	// (its weight would be under EpisodeMinTerms / EpisodeTerms of the best score).
+	EpisodeMinTerms int
 	// EpisodeRepeat: past the first PureTop picks, each pick from an episode multiplies the
 	// effective score of the other events of that episode by this (diversity across episodes:
 	// a list of recalls should cover the conversations a topic came up in, not retell one).
@@ -77,27 +80,28 @@ type Params struct {
 // DefaultParams returns the defaults.
 func DefaultParams() Params {
 	return Params{
-		MaxCands:      200,
-		PartnerBoost:  0.75,
-		DateBoost:     2.0,
-		PrevWeight:    0.5,
-		Prev2Weight:   0.2,
-		NextWeight:    0.1,
-		BurstGap:      time.Hour,
-		MaxNeighbour:  60,
-		BesidePen:     0.85,
-		PureTop:       4,
-		SceneBoost:    0.25,
-		DenseZ:        2.0,
-		ImageZ:        1.5,
-		Coherence:     2.0,
-		PassageTokens: 80,
-		Episode:       1.5,
-		EpisodeTerms:  50,
-		EpisodeRepeat: 1,
-		Recency:       1,
-		RecencyDays:   20,
-		EpisodeQTF:    true,
+		MaxCands:        200,
+		PartnerBoost:    0.75,
+		DateBoost:       2.0,
+		PrevWeight:      0.5,
+		Prev2Weight:     0.2,
+		NextWeight:      0.1,
+		BurstGap:        time.Hour,
+		MaxNeighbour:    60,
+		BesidePen:       0.85,
+		PureTop:         4,
+		SceneBoost:      0.25,
+		DenseZ:          2.0,
+		ImageZ:          1.5,
+		Coherence:       2.0,
+		PassageTokens:   80,
+		Episode:         1.5,
+		EpisodeTerms:    50,
+		EpisodeMinTerms: 4,
+		EpisodeRepeat:   1,
+		Recency:         1,
+		RecencyDays:     20,
+		EpisodeQTF:      true,
 	}
 }
 
@@ -121,6 +125,7 @@ func (p *Params) fields() map[string]any {
 		"coherence":         &p.Coherence,
 		"episode":           &p.Episode,
 		"episode_terms":     &p.EpisodeTerms,
+		"episode_min_terms": &p.EpisodeMinTerms,
 		"episode_repeat":    &p.EpisodeRepeat,
 		"recency":           &p.Recency,
 		"recency_days":      &p.RecencyDays,

@@ -29,9 +29,11 @@ CREATE VIRTUAL TABLE episodes_fts USING fts5 (
 
 CREATE VIRTUAL TABLE episodes_fts_vocab USING fts5vocab (episodes_fts, row);
 
+-- An event's episode is the first of its session (in last_id order) that ends at or after it:
+-- one index step, however many episodes the session has.
 CREATE TRIGGER episodes_event_delete AFTER DELETE ON events BEGIN
-    DELETE FROM episodes_fts WHERE rowid IN
-        (SELECT id FROM episodes WHERE session = old.session AND old.id BETWEEN first_id AND last_id AND indexed = 1);
-    UPDATE episodes SET indexed = 0 WHERE session = old.session AND old.id BETWEEN first_id AND last_id;
+    DELETE FROM episodes_fts WHERE rowid =
+        (SELECT id FROM episodes WHERE session = old.session AND last_id >= old.id ORDER BY last_id LIMIT 1);
+    UPDATE episodes SET indexed = 0 WHERE id =
+        (SELECT id FROM episodes WHERE session = old.session AND last_id >= old.id ORDER BY last_id LIMIT 1);
 END;
-
