@@ -217,18 +217,23 @@ func chatAttachmentRow(a ChatAttachment) fyne.CanvasObject {
 		img.SetMinSize(fyne.NewSize(160, 120))
 		return container.NewVBox(container.NewHBox(img), label)
 	}
-	icon := theme.FileIcon()
-	switch a.Kind {
+	return container.NewHBox(widget.NewIcon(attachmentIcon(a.Kind, theme.FileIcon())), label)
+}
+
+// attachmentIcon is the icon of an attachment kind (image, audio, video, text), other for
+// any other kind.
+func attachmentIcon(kind string, other fyne.Resource) fyne.Resource {
+	switch kind {
 	case "image":
-		icon = theme.FileImageIcon()
+		return theme.FileImageIcon()
 	case "audio":
-		icon = theme.FileAudioIcon()
+		return theme.FileAudioIcon()
 	case "video":
-		icon = theme.FileVideoIcon()
+		return theme.FileVideoIcon()
 	case "text":
-		icon = theme.FileTextIcon()
+		return theme.FileTextIcon()
 	}
-	return container.NewHBox(widget.NewIcon(icon), label)
+	return other
 }
 
 // chatClip shortens s to at most n runes, marking the cut.

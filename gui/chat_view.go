@@ -351,15 +351,7 @@ func (v *chatView) refreshChips() {
 	atts := v.vm.Attachments()
 	v.chips.RemoveAll()
 	for i, a := range atts {
-		icon := theme.FileTextIcon()
-		switch a.Kind {
-		case "image":
-			icon = theme.FileImageIcon()
-		case "audio":
-			icon = theme.FileAudioIcon()
-		case "video":
-			icon = theme.FileVideoIcon()
-		}
+		icon := attachmentIcon(a.Kind, theme.FileTextIcon())
 		label := widget.NewLabelWithStyle(fmt.Sprintf("%s (%s)", a.Name, chatSize(a.Size)), fyne.TextAlignLeading, fyne.TextStyle{})
 		remove := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { v.vm.RemoveAttachment(i) })
 		remove.Importance = widget.LowImportance

@@ -154,28 +154,44 @@ func (d *Dense) embedEvents(ctx context.Context, emb embed.Embedder, evs []memor
 	if len(texts) == 0 {
 		return out, nil
 	}
-	vs, err := emb.EmbedTexts(ctx, texts, embed.Passage)
-	if err == nil {
-		for j, i := range at {
-			out[i].Vec = vs[j]
-		}
-		return out, nil
-	}
-	if ctx.Err() != nil {
+	err := embedEach(ctx, texts, func(ctx context.Context, in []string) ([][]float32, error) {
+		return emb.EmbedTexts(ctx, in, embed.Passage)
+	}, func(j int, v []float32) { out[at[j]].Vec = v }, func(j int, err error) {
+		d.m.log.Warn("an event could not be embedded; it is ranked by BM25 alone", "event", evs[at[j]].ID, "err", err)
+	})
+	if err != nil {
 		return nil, err
 	}
-	for j, i := range at {
-		v, err := emb.EmbedTexts(ctx, texts[j:j+1], embed.Passage)
+	return out, nil
+}
+
+// embedEach embeds in as one batch; when the batch fails, each input alone, so that one bad
+// input cannot stall the rest: set gets input j's vector, failed the inputs that still fail. An
+// error is returned only when ctx ends.
+func embedEach[T any](ctx context.Context, in []T, embedFn func(context.Context, []T) ([][]float32, error),
+	set func(j int, v []float32), failed func(j int, err error)) error {
+	vs, err := embedFn(ctx, in)
+	if err == nil {
+		for j := range in {
+			set(j, vs[j])
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	for j := range in {
+		v, err := embedFn(ctx, in[j:j+1])
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		if err != nil {
-			d.m.log.Warn("an event could not be embedded; it is ranked by BM25 alone", "event", evs[i].ID, "err", err)
+			failed(j, err)
 			continue
 		}
-		out[i].Vec = v[0]
+		set(j, v[0])
 	}
-	return out, nil
+	return nil
 }
 
 func (d *Dense) setProgress(gen int, p ReembedProgress) {

@@ -225,26 +225,11 @@ func (d *Dense) embedImages(ctx context.Context, emb embed.ImageEmbedder, bs []m
 	if len(decoded) == 0 {
 		return out, nil
 	}
-	vs, err := emb.EmbedImages(ctx, decoded)
-	if err == nil {
-		for j, i := range at {
-			out[i].Vec = vs[j]
-		}
-		return out, nil
-	}
-	if ctx.Err() != nil {
+	err := embedEach(ctx, decoded, emb.EmbedImages, func(j int, v []float32) { out[at[j]].Vec = v }, func(j int, err error) {
+		d.m.log.Warn("an image block could not be embedded; it is found by its text alone", "block", bs[at[j]].ID, "err", err)
+	})
+	if err != nil {
 		return nil, err
-	}
-	for j, i := range at {
-		v, err := emb.EmbedImages(ctx, decoded[j:j+1])
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if err != nil {
-			d.m.log.Warn("an image block could not be embedded; it is found by its text alone", "block", bs[i].ID, "err", err)
-			continue
-		}
-		out[i].Vec = v[0]
 	}
 	return out, nil
 }
