@@ -64,12 +64,24 @@ type episodeBatch struct {
 	done []*episodeRow          // episodes of this batch, in order
 }
 
-// assignEpisodes puts the events just inserted (ids set) into their sessions' episodes, closes
-// and indexes the episodes they end, and indexes the pending episodes of any session that have
-// been quiet for an episode gap before the batch's newest event.
+// appendEpisodes keeps the episodes of a batch of events just inserted (ids set): it assigns
+// them, then indexes the pending episodes of any session that have been quiet for an episode
+// gap before the batch's newest event.
+func appendEpisodes(ctx context.Context, tx *sql.Tx, evs []memory.Event, ch *episodeChanges) error {
+	if err := assignEpisodes(ctx, tx, evs, ch); err != nil {
+		return err
+	}
+	var newest int64
+	for _, e := range evs {
+		newest = max(newest, toNanos(e.Time))
+	}
+	return indexQuiet(ctx, tx, newest-int64(memory.EpisodeGap), 16, ch)
+}
+
+// assignEpisodes puts events (in id order, ids set) into their sessions' episodes and closes
+// and indexes the episodes they end.
 func assignEpisodes(ctx context.Context, tx *sql.Tx, evs []memory.Event, ch *episodeChanges) error {
 	b := &episodeBatch{ch: ch, tx: tx, open: map[string]*episodeRow{}}
-	var newest int64
 	for _, e := range evs {
 		cur, ok := b.open[e.Session]
 		if !ok {
@@ -92,14 +104,13 @@ func assignEpisodes(ctx context.Context, tx *sql.Tx, evs []memory.Event, ch *epi
 			b.done = append(b.done, cur)
 			b.open[e.Session] = cur
 		}
-		newest = max(newest, toNanos(e.Time))
 	}
 	for _, r := range b.done {
 		if err := b.write(ctx, r); err != nil {
 			return err
 		}
 	}
-	return indexQuiet(ctx, tx, newest-int64(memory.EpisodeGap), 16, ch)
+	return nil
 }
 
 // lastEpisode reads a session's last episode (nil when it has none).

@@ -308,7 +308,7 @@ func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) er
 			}
 		}
 	}
-	if err := assignEpisodes(ctx, tx, out, &b.eps); err != nil {
+	if err := appendEpisodes(ctx, tx, out, &b.eps); err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
 	return nil
