@@ -627,6 +627,7 @@ func TestChatAttachments(t *testing.T) {
 	if len(got) != 3 || got[1].Name != "dot.png" || got[2].Name != "dropped.txt" || len(v.chips.Objects) != 3 {
 		t.Fatalf("after remove and drop: %+v", got)
 	}
+	chatShot(t, u, "chat-attachment-chips.png")
 
 	chatSend(t, vm, "see files")
 	u.settle()
@@ -649,6 +650,24 @@ func TestChatAttachments(t *testing.T) {
 	// The image shows as a thumbnail.
 	if n := chatImages(v.bubbles[0].atts); n != 1 {
 		t.Errorf("%d thumbnails", n)
+	}
+	chatShot(t, u, "chat-attachment-bubble.png")
+}
+
+// chatShot writes the chat window's picture to HOLOGRAM_SHOT_DIR, when set, to look at.
+func chatShot(t *testing.T, u *chatUI, name string) {
+	t.Helper()
+	dir := os.Getenv("HOLOGRAM_SHOT_DIR")
+	if dir == "" {
+		return
+	}
+	u.w.Resize(fyne.NewSize(800, 600))
+	var out bytes.Buffer
+	if err := png.Encode(&out, u.w.Canvas().Capture()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
