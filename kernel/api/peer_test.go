@@ -17,7 +17,8 @@ import (
 )
 
 // peerHelperEnv makes the test binary, re-executed, a client of the socket it names: once a line
-// arrives on its stdin, it prints the status and body of GET /api/v1/status and exits.
+// arrives on its stdin, it prints the status and body of GET /api/v1/status, twice over one
+// connection (a verdict is kept per connection: the second request must meet the same), and exits.
 const peerHelperEnv = "HOLOGRAM_API_PEER_HELPER"
 
 func TestMain(m *testing.M) {
@@ -26,13 +27,16 @@ func TestMain(m *testing.M) {
 		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		}}}
-		resp, err := hc.Get("http://hologram/api/v1/status")
-		if err != nil {
-			fmt.Println("0", err)
-			os.Exit(0)
+		for range 2 {
+			resp, err := hc.Get("http://hologram/api/v1/status")
+			if err != nil {
+				fmt.Println("0", err)
+				os.Exit(0)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			fmt.Println(resp.StatusCode, strings.TrimSpace(string(body)))
 		}
-		body, _ := io.ReadAll(resp.Body)
-		fmt.Println(resp.StatusCode, strings.TrimSpace(string(body)))
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -83,10 +87,15 @@ func TestPluginPeersRefused(t *testing.T) {
 			if err := cmd.Wait(); err != nil {
 				t.Fatal(err)
 			}
-			got := string(raw)
-			if !strings.HasPrefix(got, "403 ") || !strings.Contains(got, "plugins are never the owner") ||
-				!strings.Contains(got, fmt.Sprintf(tc.want, cmd.Process.Pid)) {
-				t.Fatalf("the child got %q", got)
+			lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("the child printed %q, want two responses", raw)
+			}
+			for i, got := range lines {
+				if !strings.HasPrefix(got, "403 ") || !strings.Contains(got, "plugins are never the owner") ||
+					!strings.Contains(got, fmt.Sprintf(tc.want, cmd.Process.Pid)) {
+					t.Fatalf("request %d: the child got %q", i+1, got)
+				}
 			}
 		})
 	}

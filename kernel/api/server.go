@@ -24,6 +24,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hologramagent/hologram/kernel/client"
@@ -146,8 +147,18 @@ type transportKey struct{}
 // listenAddrKey holds the listener's address for the Host check.
 type listenAddrKey struct{}
 
-// peerPIDKey holds a unix connection's peer pid (SO_PEERCRED).
+// peerPIDKey holds a unix connection's *peer.
 type peerPIDKey struct{}
+
+// peer is a unix connection's peer: its pid (SO_PEERCRED, fixed when it connected) and whether
+// pluginPeer has let it through. That verdict cannot change for the connection's life: a process
+// gains no new ancestors but its subreaper, and the kernel, a child subreaper, adopts only its
+// own descendants, which are refused either way. So it is checked on a connection's first request,
+// not on each (reading every ancestor's /proc entry cost ≈ 0.2 ms a request).
+type peer struct {
+	pid     int
+	allowed atomic.Bool
+}
 
 // pluginPeer refuses a unix peer that is one of the kernel's plugins or a process one of them
 // started (security.CheckPeer: the kernel is a child subreaper and starts nothing else), naming
@@ -200,8 +211,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(sw, r, http.StatusForbidden, "requests from browsers are refused (Origin or Referer not allowed)")
 		return
 	}
-	if pid, ok := r.Context().Value(peerPIDKey{}).(int); ok {
-		if err := s.pluginPeer(r.Context(), pid); err != nil {
+	if p, ok := r.Context().Value(peerPIDKey{}).(*peer); ok && !p.allowed.Load() {
+		if err := s.pluginPeer(r.Context(), p.pid); err == nil {
+			p.allowed.Store(true)
+		} else {
 			s.log.Warn("api: refused a plugin's request", "method", r.Method, "path", r.URL.Path, "err", err)
 			s.writeError(sw, r, http.StatusForbidden, "plugins are never the owner: "+err.Error()+"; a plugin reaches the kernel only over its stdio, with the capabilities its manifest declares")
 			return
@@ -462,7 +475,7 @@ func (s *Server) newHTTPServer(tr transport, listenAddr string) *http.Server {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if pc, ok := c.(*peerConn); ok {
-				ctx = context.WithValue(ctx, peerPIDKey{}, pc.pid)
+				ctx = context.WithValue(ctx, peerPIDKey{}, &peer{pid: pc.pid})
 			}
 			if lc := unwrapLimited(c); lc != nil {
 				ctx = context.WithValue(ctx, limitedConnKey{}, lc)

@@ -281,6 +281,7 @@ func (rs *restorer) Commit() error {
 	s := rs.s
 	s.dfs.reset()
 	s.epDFs.reset()
+	s.docs.reset() // the restored events may reuse the ids of events deleted before
 	sessions := make([]string, 0, len(rs.sessions))
 	for id := range rs.sessions {
 		sessions = append(sessions, id)

@@ -304,7 +304,7 @@ func (s *Store) SearchEpisodes(ctx context.Context, q memory.EpisodeQuery) ([]me
 	slot := newTermSlots(terms)
 	for _, d := range docs {
 		d.tf = make([]float64, len(terms))
-		d.length = countTerms([]byte(d.toks), slot, d.tf, 1)
+		d.length = countTerms(d.toks, slot, d.tf, 1)
 		for i, f := range d.tf {
 			if f > 0 {
 				df[i]++

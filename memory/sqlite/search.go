@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -65,18 +64,26 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 	}
 	pick := rarest(terms, df, order, rowsCap)
 	// Every index row has its event, so without a filter the join to events is skipped: the rows
-	// come in the same (index) order either way.
-	query := `SELECT f.rowid, f.tokens, f.expansion FROM events_fts f WHERE events_fts MATCH ? LIMIT ?`
+	// come in the same (index) order either way. Only the rowids come back, as one value: the
+	// candidates' index text comes from the store's cache (docTexts).
+	query := `SELECT f.rowid FROM events_fts f WHERE events_fts MATCH ? LIMIT ?`
 	if filter != "1" {
-		query = `SELECT f.rowid, f.tokens, f.expansion
-		FROM events_fts f JOIN events e ON e.id = f.rowid
+		query = `SELECT f.rowid FROM events_fts f JOIN events e ON e.id = f.rowid
 		WHERE events_fts MATCH ? AND ` + filter + ` LIMIT ?`
 	}
-	sqlRows, err := s.r.QueryContext(ctx, query, append(append([]any{orPhrases(pick)}, args...), rowsCap)...)
+	var idText sql.NullString
+	if err := s.r.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM (`+query+`)`,
+		append(append([]any{orPhrases(pick)}, args...), rowsCap)...).Scan(&idText); err != nil {
+		return nil, fmt.Errorf("search terms: %w", err)
+	}
+	candIDs, err := parseIDs(idText.String)
 	if err != nil {
 		return nil, fmt.Errorf("search terms: %w", err)
 	}
-	defer sqlRows.Close()
+	texts, err := s.docTexts(ctx, s.r, candIDs)
+	if err != nil {
+		return nil, fmt.Errorf("search terms: %w", err)
+	}
 
 	slot := newTermSlots(terms)
 	idf := make([]float64, len(terms))
@@ -88,17 +95,12 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 		id    int64
 		score float64
 	}
-	var cands []scored
+	cands := make([]scored, 0, len(candIDs))
 	tf := make([]float64, len(terms))
-	for sqlRows.Next() {
-		var id int64
-		var toks, exp sql.RawBytes // valid until the next Next: scored in place, never copied
-		if err := sqlRows.Scan(&id, &toks, &exp); err != nil {
-			return nil, fmt.Errorf("search terms: %w", err)
-		}
+	for i, id := range candIDs {
 		clear(tf)
-		n := countTerms(toks, slot, tf, 1)
-		n += ExpansionWeight * countTerms(exp, slot, tf, ExpansionWeight)
+		n := countTerms(texts[i].tokens, slot, tf, 1)
+		n += ExpansionWeight * countTerms(texts[i].expansion, slot, tf, ExpansionWeight)
 		norm := bm25K1 * (1 - bm25B + bm25B*n/avg)
 		score := 0.0
 		for i, f := range tf {
@@ -107,9 +109,6 @@ func (s *Store) SearchTerms(ctx context.Context, q memory.TextQuery) ([]memory.T
 			}
 		}
 		cands = append(cands, scored{id, score})
-	}
-	if err := sqlRows.Err(); err != nil {
-		return nil, fmt.Errorf("search terms: %w", err)
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
 		if a.score != b.score {
@@ -185,7 +184,7 @@ func newTermSlots(terms []string) termSlots {
 	return ts
 }
 
-func (ts termSlots) find(t []byte) (int, bool) {
+func findSlot[T ~string | ~[]byte](ts termSlots, t T) (int, bool) {
 	if ts.m != nil {
 		j, ok := ts.m[string(t)] // no allocation: the compiler looks up with the bytes
 		return j, ok
@@ -200,13 +199,13 @@ func (ts termSlots) find(t []byte) (int, bool) {
 
 // countTerms adds w to tf[j] for each query term t (at position j of slot) in the space-joined
 // text and returns the number of terms in it.
-func countTerms(text []byte, slot termSlots, tf []float64, w float64) float64 {
+func countTerms[T ~string | ~[]byte](text T, slot termSlots, tf []float64, w float64) float64 {
 	n := 0
 	for len(text) > 0 {
-		i := bytes.IndexByte(text, ' ')
-		var t []byte
+		i := indexSpace(text)
+		var t T
 		if i < 0 {
-			t, text = text, nil
+			t, text = text, text[:0]
 		} else {
 			t, text = text[:i], text[i+1:]
 		}
@@ -214,11 +213,21 @@ func countTerms(text []byte, slot termSlots, tf []float64, w float64) float64 {
 			continue
 		}
 		n++
-		if j, ok := slot.find(t); ok {
+		if j, ok := findSlot(slot, t); ok {
 			tf[j] += w
 		}
 	}
 	return float64(n)
+}
+
+// indexSpace is the index of the first ' ' in text, or -1.
+func indexSpace[T ~string | ~[]byte](text T) int {
+	for i := 0; i < len(text); i++ {
+		if text[i] == ' ' {
+			return i
+		}
+	}
+	return -1
 }
 
 // searchFilter is the SQL condition (on events e) of a query's viewer, layers and session;

@@ -122,6 +122,7 @@ type Store struct {
 	w     *sql.DB // one connection: the only writer
 	r     *sql.DB // read-only pool
 	tails *tailCache
+	docs  *docCache // events' index text, for scoring search candidates (doctext.go)
 	// cacheMu orders the writes that change cached events: held from the start of such a
 	// transaction until the tail cache has seen its commit, so the cache sees commits in order.
 	cacheMu sync.Mutex
@@ -168,7 +169,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 
 	tuneAllocator()
-	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock, tails: newTailCache(512, 64)}
+	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock, tails: newTailCache(512, 64), docs: newDocCache(docCacheEntries, docCacheBytes)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

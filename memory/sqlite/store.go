@@ -327,6 +327,11 @@ func (s *Store) appendCommitted(b *appendBatch) {
 		docs[i] = []string{b.toks[i], b.exps[i]}
 	}
 	s.dfs.appended(docs...)
+	ids, texts := make([]int64, len(b.out)), make([]docText, len(b.out))
+	for i := range b.out {
+		ids[i], texts[i] = b.out[i].ID, docText{tokens: b.toks[i], expansion: b.exps[i]}
+	}
+	s.docs.put(ids, texts)
 	b.eps.committed(&s.epDFs)
 	s.ckpt.committed()
 }
