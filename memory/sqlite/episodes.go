@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -444,27 +443,14 @@ func (s *Store) episodeDocFreqs(ctx context.Context, terms []string) ([]int, int
 	if len(missing) == 0 {
 		return df, total, nil
 	}
-	termsJSON, _ := json.Marshal(missing) // []string always marshals
-	rows, err := s.r.QueryContext(ctx, `SELECT term, doc FROM episodes_fts_vocab WHERE term IN (SELECT value FROM json_each(?))`, string(termsJSON))
+	found, err := vocabDocs(ctx, s.r, "episodes_fts_vocab", missing)
 	if err != nil {
 		return nil, 0, err
 	}
-	found := make(map[string]int, len(missing))
-	for rows.Next() {
-		var term string
-		var n int
-		if err := rows.Scan(&term, &n); err != nil {
-			rows.Close()
-			return nil, 0, err
-		}
+	for term, n := range found {
 		if i, ok := slot[term]; ok {
 			df[i] = n
-			found[term] = n
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
 	}
 	s.epDFs.store(gen, missing, found)
 	return df, total, nil
@@ -485,8 +471,8 @@ func (s *Store) EpisodeEvents(ctx context.Context, eps []memory.EpisodeHit, v me
 	if cond, cargs := visibility(v, "e."); cond != "" {
 		filter, args = filter+" AND "+cond, append(args, cargs...)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.tokens
-		FROM events e LEFT JOIN events_fts f ON f.rowid = e.id WHERE `+filter+` ORDER BY e.id`, args...)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.c0
+		FROM events e LEFT JOIN events_fts_content f ON f.id = e.id WHERE `+filter+` ORDER BY e.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("episode events: %w", err)
 	}

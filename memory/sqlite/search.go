@@ -267,8 +267,8 @@ func searchFilter(q memory.TextQuery, branched bool) (string, []any, error) {
 // eventsBetween lists the events that pass filter (which holds the time window), oldest first,
 // with their index terms (events_time keeps it a range read).
 func (s *Store) eventsBetween(ctx context.Context, filter string, args []any, limit int) ([]memory.TextHit, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.tokens
-		FROM events e LEFT JOIN events_fts f ON f.rowid = e.id
+	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixCols("e.")+`, f.c0
+		FROM events e LEFT JOIN events_fts_content f ON f.id = e.id
 		WHERE `+filter+` ORDER BY e.time, e.id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("search terms: events by time: %w", err)
