@@ -469,7 +469,7 @@ func (s *Store) PinBlock(ctx context.Context, id string, entity int64) (memory.E
 	if err := tx.Commit(); err != nil {
 		return memory.Entity{}, fmt.Errorf("pin block %q: commit: %w", id, err)
 	}
-	s.tails.invalidate(sessions...)
+	s.invalidateSessions(sessions...)
 	s.ckpt.committed()
 	return ent, nil
 }

@@ -46,7 +46,7 @@ func (s *Store) SetHead(ctx context.Context, session string, head int64) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("set head: commit: %w", err)
 	}
-	s.tails.invalidate(session)
+	s.invalidateSessions(session)
 	s.branched.Store(true)
 	return nil
 }
@@ -140,6 +140,37 @@ func (s *Store) SessionEventIDs(ctx context.Context, session string) ([]int64, e
 		}
 	}
 	return ids, nil
+}
+
+// sessionHeads is heads, from s.heads for the sessions it holds (s.cacheMu held; tx began
+// under it). What it reads is the committed state, cached whatever becomes of tx.
+func (s *Store) sessionHeads(ctx context.Context, tx *sql.Tx, sessions []string) (map[string]int64, error) {
+	var missing []string
+	out := make(map[string]int64, len(sessions))
+	for _, sess := range sessions {
+		if h, ok := s.heads[sess]; ok {
+			out[sess] = h
+		} else {
+			missing = append(missing, sess)
+		}
+	}
+	read, err := heads(ctx, tx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for sess, h := range read {
+		out[sess], s.heads[sess] = h, h
+	}
+	return out, nil
+}
+
+// invalidateSessions drops what the caches hold of sessions whose events changed in ways the
+// caches cannot follow (s.cacheMu held).
+func (s *Store) invalidateSessions(sessions ...string) {
+	s.tails.invalidate(sessions...)
+	for _, sess := range sessions {
+		delete(s.heads, sess)
+	}
 }
 
 // heads returns the head (newest on-branch event, 0 for none) of each session in tx.

@@ -264,3 +264,39 @@ func TestBranchesBackup(t *testing.T) {
 		t.Errorf("restore with a dangling parent: %v", err)
 	}
 }
+
+// TestHeadAfterChanges: the store keeps each session's head in memory for the next append's
+// parent; every write that moves the head (a branch move, forgetting the head, a restore into
+// a new store) must leave the next event a child of the true head.
+func TestHeadAfterChanges(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, t.TempDir()+"/memory.db")
+	if _, err := s.CreateSession(ctx, memory.Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := chat(t, s, "s", "q1", "a1", "q2", "a2")
+	appendOne := func(text string) memory.Event {
+		t.Helper()
+		evs, err := s.AppendEvents(ctx, []memory.Event{{Session: "s", Role: memory.RoleUser, Content: text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs[0]
+	}
+	if e := appendOne("q3"); e.Parent != ids[3] {
+		t.Fatalf("after plain appends: parent %d, want %d", e.Parent, ids[3])
+	}
+	if err := s.SetHead(ctx, "s", ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	moved := appendOne("q2 edited")
+	if moved.Parent != ids[1] {
+		t.Fatalf("after a branch move: parent %d, want %d", moved.Parent, ids[1])
+	}
+	if _, err := s.Forget(ctx, []int64{moved.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if e := appendOne("after forgetting the head"); e.Parent != ids[1] {
+		t.Fatalf("after forgetting the head: parent %d, want %d", e.Parent, ids[1])
+	}
+}

@@ -282,11 +282,12 @@ func (rs *restorer) Commit() error {
 	s.dfs.reset()
 	s.epDFs.reset()
 	s.docs.reset() // the restored events may reuse the ids of events deleted before
+	clear(s.heads)
 	sessions := make([]string, 0, len(rs.sessions))
 	for id := range rs.sessions {
 		sessions = append(sessions, id)
 	}
-	s.tails.invalidate(sessions...)
+	s.invalidateSessions(sessions...)
 	if rs.branched {
 		s.branched.Store(true)
 	}

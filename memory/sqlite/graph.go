@@ -159,12 +159,13 @@ func (s *Store) graphWrite(ctx context.Context, what string, now time.Time, fn f
 		for id := range g.sessions {
 			sessions = append(sessions, id)
 		}
-		s.tails.invalidate(sessions...)
+		s.invalidateSessions(sessions...)
 	}
 	if g.docs != 0 || g.terms != 0 {
 		s.stats.add(-g.docs, -g.terms)
 	}
-	if g.dfsReset {
+	if g.dfsReset { // events were deleted: a head among them moved its session's head
+		clear(s.heads)
 		s.dfs.reset()
 		s.epDFs.reset() // events left episodes too (episodes_event_delete)
 	}

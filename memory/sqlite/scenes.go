@@ -201,7 +201,7 @@ func (s *Store) SetScene(ctx context.Context, ids []int64, key string) error {
 	for sess := range sessions {
 		touched = append(touched, sess)
 	}
-	s.tails.invalidate(touched...)
+	s.invalidateSessions(touched...)
 	s.ckpt.committed()
 	return nil
 }

@@ -126,7 +126,11 @@ type Store struct {
 	// cacheMu orders the writes that change cached events: held from the start of such a
 	// transaction until the tail cache has seen its commit, so the cache sees commits in order.
 	cacheMu sync.Mutex
-	ckpt    *checkpointer // nil until Open has set the writer up
+	// heads caches each session's head (its last event on the current branch), the parent of
+	// the next event appended to it; guarded by cacheMu, kept by appendCommitted and dropped
+	// by every other write that can move it (invalidateSessions, graphWrite, restore).
+	heads map[string]int64
+	ckpt  *checkpointer // nil until Open has set the writer up
 	// branched is set once some event is off its branch: recall then filters such events out
 	// (before, it skips the join to events that the filter needs).
 	branched atomic.Bool
@@ -169,7 +173,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 
 	tuneAllocator()
-	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock, tails: newTailCache(512, 64), docs: newDocCache(docCacheEntries, docCacheBytes)}
+	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock, tails: newTailCache(512, 64), docs: newDocCache(docCacheEntries, docCacheBytes), heads: map[string]int64{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -262,7 +262,7 @@ func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) er
 	for id := range seen {
 		sessions = append(sessions, id)
 	}
-	head, err := heads(ctx, tx, sessions)
+	head, err := s.sessionHeads(ctx, tx, sessions)
 	if err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
@@ -317,6 +317,9 @@ func (s *Store) insertAppend(ctx context.Context, tx *sql.Tx, b *appendBatch) er
 // appendCommitted updates the caches after a batch's transaction committed (under s.cacheMu).
 func (s *Store) appendCommitted(b *appendBatch) {
 	s.tails.appended(b.out)
+	for _, e := range b.out { // in id order: each session's last is its head
+		s.heads[e.Session] = e.ID
+	}
 	var added float64
 	for i := range b.toks {
 		added += indexLen(b.toks[i], b.exps[i])
