@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"reflect"
@@ -170,5 +171,42 @@ func TestForget(t *testing.T) {
 	}
 	if res, err := f.s.Forget(f.ctx, nil); err != nil || res != (memory.ForgetResult{}) {
 		t.Errorf("Forget(nil) = %+v, %v", res, err)
+	}
+}
+
+// TestDocFreqTotalFollowsWrites: DocFreq's total comes from the running totals, not a count of
+// the events table; appends, forgetting and reopening keep it equal to that count.
+func TestDocFreqTotalFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/memory.db"
+	s := openAt(t, path)
+	if _, err := s.CreateSession(ctx, memory.Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := chat(t, s, "s", "red apple", "blue sky", "red car", "green tea", "red wine")
+	total := func(s interface {
+		DocFreq(context.Context, []string) ([]int, int, error)
+	}) int {
+		t.Helper()
+		_, n, err := s.DocFreq(ctx, []string{"red"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := total(s); n != 5 {
+		t.Fatalf("total after 5 appends = %d", n)
+	}
+	if _, err := s.Forget(ctx, ids[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if n := total(s); n != 3 {
+		t.Fatalf("total after forgetting 2 of 5 = %d", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := total(openAt(t, path)); n != 3 {
+		t.Fatalf("total after reopening = %d", n)
 	}
 }
