@@ -169,7 +169,7 @@ func indexEpisode(ctx context.Context, tx *sql.Tx, id int64, ch *episodeChanges)
 	}
 	var n int
 	var toks sql.NullString
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), group_concat(f.tokens, ' ') FROM events e JOIN events_fts f ON f.rowid = e.id
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), group_concat(f.c0, ' ') FROM events e JOIN events_fts_content f ON f.id = e.id
 		WHERE e.session = ? AND e.id BETWEEN ? AND ?`, session, first, last).Scan(&n, &toks); err != nil {
 		return fmt.Errorf("episode %d: %w", id, err)
 	}
@@ -397,7 +397,7 @@ func episodeFilter(q memory.EpisodeQuery) (string, []any) {
 // pendingEpisodeDocs reads the newest pending episodes that pass filter with their events' tokens.
 func (s *Store) pendingEpisodeDocs(ctx context.Context, filter string, args []any) ([]*episodeDoc, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT p.id, p.session, p.first_id, p.last_id, p.last_time,
-		(SELECT group_concat(f.tokens, ' ') FROM events e JOIN events_fts f ON f.rowid = e.id
+		(SELECT group_concat(f.c0, ' ') FROM events e JOIN events_fts_content f ON f.id = e.id
 			WHERE e.session = p.session AND e.id BETWEEN p.first_id AND p.last_id)
 		FROM episodes p WHERE p.indexed = 0 AND `+filter+` ORDER BY p.last_time DESC LIMIT ?`, append(args, pendingEpisodes)...)
 	if err != nil {

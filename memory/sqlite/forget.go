@@ -64,7 +64,7 @@ func (s *Store) Forget(ctx context.Context, ids []int64) (memory.ForgetResult, e
 		res.Events = len(ids)
 
 		// What leaves the full-text index, for the BM25 running totals.
-		rows, err = g.QueryContext(ctx, `SELECT tokens, expansion FROM events_fts WHERE rowid IN (SELECT value FROM json_each(?))`, list)
+		rows, err = g.QueryContext(ctx, `SELECT coalesce(c0, ''), coalesce(c1, '') FROM events_fts_content WHERE id IN (SELECT value FROM json_each(?))`, list)
 		if err != nil {
 			return fmt.Errorf("read index rows: %w", err)
 		}

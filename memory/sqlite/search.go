@@ -340,10 +340,12 @@ func indexLen(tokens, expansion string) float64 {
 func (s *Store) loadStats(ctx context.Context) error {
 	var docs int
 	var toks, exps float64
+	// events_fts_content (c0 tokens, c1 expansion): FTS5's own rows, read as a plain table
+	// (through events_fts every row's columns cost a statement of their own).
 	err := s.w.QueryRowContext(ctx, `SELECT count(*),
-		total(length(tokens) - length(replace(tokens, ' ', '')) + (tokens != '')),
-		total(length(expansion) - length(replace(expansion, ' ', '')) + (expansion != ''))
-		FROM events_fts`).Scan(&docs, &toks, &exps)
+		total(length(c0) - length(replace(c0, ' ', '')) + (c0 != '')),
+		total(length(c1) - length(replace(c1, ' ', '')) + (c1 != ''))
+		FROM events_fts_content`).Scan(&docs, &toks, &exps)
 	if err != nil {
 		return fmt.Errorf("index statistics: %w", err)
 	}
