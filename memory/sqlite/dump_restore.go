@@ -282,7 +282,6 @@ func (rs *restorer) Commit() error {
 	s.dfs.reset()
 	s.epDFs.reset()
 	s.docs.reset() // the restored events may reuse the ids of events deleted before
-	clear(s.heads)
 	sessions := make([]string, 0, len(rs.sessions))
 	for id := range rs.sessions {
 		sessions = append(sessions, id)

@@ -164,8 +164,7 @@ func (s *Store) graphWrite(ctx context.Context, what string, now time.Time, fn f
 	if g.docs != 0 || g.terms != 0 {
 		s.stats.add(-g.docs, -g.terms)
 	}
-	if g.dfsReset { // events were deleted: a head among them moved its session's head
-		clear(s.heads)
+	if g.dfsReset {
 		s.dfs.reset()
 		s.epDFs.reset() // events left episodes too (episodes_event_delete)
 	}

@@ -128,7 +128,7 @@ type Store struct {
 	cacheMu sync.Mutex
 	// heads caches each session's head (its last event on the current branch), the parent of
 	// the next event appended to it; guarded by cacheMu, kept by appendCommitted and dropped
-	// by every other write that can move it (invalidateSessions, graphWrite, restore).
+	// by every other write that can move it (invalidateSessions: branch moves, forgetting, restores).
 	heads map[string]int64
 	ckpt  *checkpointer // nil until Open has set the writer up
 	// branched is set once some event is off its branch: recall then filters such events out
